@@ -1,0 +1,14 @@
+//! Project automation for the Store API workspace.
+//!
+//! Only `cargo xtask` runs this code; no published crate depends on it.
+
+pub mod codegen;
+
+/// The workspace root (the parent of this crate's folder).
+pub fn workspace_root() -> std::path::PathBuf {
+    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| manifest_dir.to_path_buf())
+}
