@@ -88,7 +88,10 @@ pub fn run(mode: Mode) -> Result<String, CodegenError> {
         Mode::Write => {
             std::fs::write(&output_path, &generated)
                 .map_err(|e| CodegenError::Io(output_path.clone(), e))?;
-            Ok(format!("wrote {OUTPUT_PATH} ({} lines)", generated.lines().count()))
+            Ok(format!(
+                "wrote {OUTPUT_PATH} ({} lines)",
+                generated.lines().count()
+            ))
         }
         Mode::Check => {
             let checked_in = read(&output_path)?;
@@ -137,9 +140,8 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     let tokens = std::panic::catch_unwind(move || Generator::new(&settings).generate_tokens(&spec))
         .map_err(|_| CodegenError::Generate("the generator panicked".into()))?
         .map_err(|e| CodegenError::Generate(e.to_string()))?;
-    let file: syn::File =
-        syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
-    let unparsed = prettyplease::unparse(&file);
+    let file: syn::File = syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
+    let unparsed = line_doc_comments(&prettyplease::unparse(&file));
     let formatted = rustfmt(&unparsed)?;
     Ok(format!("{PREAMBLE}{formatted}"))
 }
@@ -147,6 +149,55 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
 fn tokens(text: &str) -> Result<proc_macro2::TokenStream, CodegenError> {
     text.parse()
         .map_err(|e| CodegenError::Generate(format!("bad token stream {text:?}: {e}")))
+}
+
+/// Rewrites prettyplease's `/** ... */` doc blocks as `///` lines.
+///
+/// In a block, every line after the first keeps the item's indentation while the first has none, so
+/// rustdoc sees the rest of a multi-line spec description as an indented code block and tries to run
+/// it as a doctest. Line comments with the indentation removed say the same thing as prose.
+pub fn line_doc_comments(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut lines = source.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        let Some(first) = trimmed
+            .strip_prefix("/**")
+            .filter(|_| !trimmed.starts_with("/***"))
+        else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let indent = &line[..line.len() - trimmed.len()];
+        let mut body = vec![first.to_owned()];
+        if let Some(single) = first.strip_suffix("*/") {
+            body = vec![single.to_owned()];
+        } else {
+            for next in lines.by_ref() {
+                let text = next.strip_prefix(indent).unwrap_or(next.trim_start());
+                if let Some(last) = text.trim_end().strip_suffix("*/") {
+                    if !last.trim().is_empty() {
+                        body.push(last.to_owned());
+                    }
+                    break;
+                }
+                body.push(text.to_owned());
+            }
+        }
+        while body.last().is_some_and(|l| l.trim().is_empty()) {
+            body.pop();
+        }
+        for text in body {
+            let text = text.trim_end();
+            if text.is_empty() {
+                out.push_str(&format!("{indent}///\n"));
+            } else {
+                out.push_str(&format!("{indent}/// {text}\n"));
+            }
+        }
+    }
+    out
 }
 
 /// Runs stable rustfmt so the checked-in file passes `cargo fmt --check` like every other file.

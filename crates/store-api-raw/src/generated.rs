@@ -501,9 +501,8 @@ pub mod types {
     ///An order to create. Unrecognized fields are ignored and not stored.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CreateOrderRequest {
-        /**The merchant's own order number. Optional but should always be sent: a value already used by this
-        store gives 409, which makes retries safe; without it each request makes a distinct order.
-        */
+        /// The merchant's own order number. Optional but should always be sent: a value already used by this
+        /// store gives 409, which makes retries safe; without it each request makes a distinct order.
         #[serde(
             rename = "externalOrderId",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -521,9 +520,8 @@ pub mod types {
         #[serde(rename = "shippingAddress")]
         pub shipping_address: ShippingAddressInput,
     }
-    /**The merchant's own order number. Optional but should always be sent: a value already used by this
-    store gives 409, which makes retries safe; without it each request makes a distinct order.
-    */
+    /// The merchant's own order number. Optional but should always be sent: a value already used by this
+    /// store gives 409, which makes retries safe; without it each request makes a distinct order.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateOrderRequestExternalOrderId(::std::string::String);
@@ -573,11 +571,10 @@ pub mod types {
                 })
         }
     }
-    /**A design placed on a blank (custom line items). Placement in inches: physicalWidth and physicalHeight each
-    no larger than the print area; verticalOffsetFromTop + physicalHeight within the area height;
-    physicalWidth/2 + |horizontalOffsetFromCenter| within half the area width. The aspect ratio of the image
-    is not preserved automatically.
-    */
+    /// A design placed on a blank (custom line items). Placement in inches: physicalWidth and physicalHeight each
+    /// no larger than the print area; verticalOffsetFromTop + physicalHeight within the area height;
+    /// physicalWidth/2 + |horizontalOffsetFromCenter| within half the area width. The aspect ratio of the image
+    /// is not preserved automatically.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Decoration {
         ///Id of an artwork of this store.
@@ -610,9 +607,8 @@ pub mod types {
     ///A place on a blank that can be decorated.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct DecorationLocation {
-        /**A place on the blank (front, back, left_chest, left_sleeve_short, cap_front, ...). The set is large and
-        differs by product type, so read it from the blank.
-        */
+        /// A place on the blank (front, back, left_chest, left_sleeve_short, cap_front, ...). The set is large and
+        /// differs by product type, so read it from the blank.
         #[serde(
             rename = "decorationLocation",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -641,9 +637,8 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub position: ::std::option::Option<i64>,
     }
-    /**The error envelope of most failures. Message text is not part of the contract; branch on `statusCode`.
-    Rate-limit responses (429) carry `statusCode` and `message` and omit `error`.
-    */
+    /// The error envelope of most failures. Message text is not part of the contract; branch on `statusCode`.
+    /// Rate-limit responses (429) carry `statusCode` and `message` and omit `error`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Error {
         ///Name of the status code, for example `Bad Request`, `Unauthorized`, `Not Found`, `Conflict`.
@@ -690,15 +685,14 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub position: ::std::option::Option<i64>,
     }
-    /**One line item of a create-order request, standard or custom. This is deliberately one permissive object
-    (every field optional but quantity) rather than a union keyed on `isCustom`: the rules between the fields
-    are enforced by the order validator, which returns the service's messages.
-
-    Standard (a product built in advance): `productVariantId` or `sku` (both must name the same variant),
-    `quantity`. Custom (assembled at order time): `isCustom: true`, `catalogProductVariantId`, `quantity`,
-    at least one `decorations` entry. A custom item cannot carry productVariantId; a standard item cannot carry
-    catalogProductVariantId or decorations. A variant can appear in only one line item per order.
-    */
+    /// One line item of a create-order request, standard or custom. This is deliberately one permissive object
+    /// (every field optional but quantity) rather than a union keyed on `isCustom`: the rules between the fields
+    /// are enforced by the order validator, which returns the service's messages.
+    ///
+    /// Standard (a product built in advance): `productVariantId` or `sku` (both must name the same variant),
+    /// `quantity`. Custom (assembled at order time): `isCustom: true`, `catalogProductVariantId`, `quantity`,
+    /// at least one `decorations` entry. A custom item cannot carry productVariantId; a standard item cannot carry
+    /// catalogProductVariantId or decorations. A variant can appear in only one line item per order.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct LineItemInput {
         ///Custom items; a catalog variant id (required).
@@ -1294,9 +1288,8 @@ pub mod types {
         )]
         pub tracking_url: ::std::option::Option<::std::string::String>,
     }
-    /**The body of a webhook request. The event name is in `topic` (not `event`); route on it. The payload says
-    a resource changed, not how: fetch the current resource.
-    */
+    /// The body of a webhook request. The event name is in `topic` (not `event`); route on it. The payload says
+    /// a resource changed, not how: fetch the current resource.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct WebhookEvent {
         ///When the event was created.
@@ -1362,30 +1355,30 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-/**Client for Store API
-
-Server-to-server HTTP API of one custom store of a print-on-demand provider: read the store's
-catalog of printable blanks and its products, upload artwork by HTTPS URL, create orders that the
-provider prints, ships and bills, follow them, and receive webhook events when products or orders change.
-
-This document is hand-written from the Store API 2026-08 specification and is the single source of the
-wire contract for this SDK. Where the specification says a detail is "not shown", this document makes an
-explicit assumption, recorded in an `x-assumption` extension beside the element it concerns (and in
-the element's description). Nothing else is invented.
-
-Conventions of the service:
-- Identifiers are opaque strings. Timestamps are ISO 8601 UTC strings with milliseconds.
-- Empty fields are omitted from responses instead of being returned as null; a missing field means empty.
-  For that reason response schemas mark only `id` as required.
-- Unrecognized request fields are ignored and not stored.
-- Every request is scoped to the store named in the path and carries the store's API key in `X-API-Key`.
-- Message texts are not part of the contract: branch on `statusCode`.
-- Enumerations marked `x-extensible-enum: true` can gain values within this version; clients must accept
-  values they do not know (the generated Rust types decode them into an `Unknown(String)` arm that
-  re-encodes unchanged).
-
-
-Version: 2026-08*/
+/// Client for Store API
+///
+/// Server-to-server HTTP API of one custom store of a print-on-demand provider: read the store's
+/// catalog of printable blanks and its products, upload artwork by HTTPS URL, create orders that the
+/// provider prints, ships and bills, follow them, and receive webhook events when products or orders change.
+///
+/// This document is hand-written from the Store API 2026-08 specification and is the single source of the
+/// wire contract for this SDK. Where the specification says a detail is "not shown", this document makes an
+/// explicit assumption, recorded in an `x-assumption` extension beside the element it concerns (and in
+/// the element's description). Nothing else is invented.
+///
+/// Conventions of the service:
+/// - Identifiers are opaque strings. Timestamps are ISO 8601 UTC strings with milliseconds.
+/// - Empty fields are omitted from responses instead of being returned as null; a missing field means empty.
+///   For that reason response schemas mark only `id` as required.
+/// - Unrecognized request fields are ignored and not stored.
+/// - Every request is scoped to the store named in the path and carries the store's API key in `X-API-Key`.
+/// - Message texts are not part of the contract: branch on `statusCode`.
+/// - Enumerations marked `x-extensible-enum: true` can gain values within this version; clients must accept
+///   values they do not know (the generated Rust types decode them into an `Unknown(String)` arm that
+///   re-encodes unchanged).
+///
+///
+/// Version: 2026-08
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1451,17 +1444,16 @@ const _: () = {
 };
 #[allow(clippy::all)]
 impl Client {
-    /**Check reachability and credentials
-
-    Returns 200 when the API is reachable and the key matches the store. It does not check the health of
-    all platform dependencies. There is no unauthenticated variant; each call consumes one rate-limit token.
-
-
-    Sends a `GET` request to `/stores/{storeId}/status`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    */
+    /// Check reachability and credentials
+    ///
+    /// Returns 200 when the API is reachable and the key matches the store. It does not check the health of
+    /// all platform dependencies. There is no unauthenticated variant; each call consumes one rate-limit token.
+    ///
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/status`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
     pub async fn get_status<'a>(
         &'a self,
         store_id: &'a str,
@@ -1507,24 +1499,23 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**List the printable blanks available to the store
-
-    All public blanks plus private blanks assigned to the store; the list can differ between stores.
-    No prices.
-
-
-    Sends a `GET` request to `/stores/{storeId}/catalog-products`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `filter_decoration_method`: One or more decoration methods, separated by commas; matches a blank supporting any of them anywhere.
-    - `filter_product_type`: One or more product types, separated by commas; matches any.
-    - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
-    - `page`: Page number, starting at 1.
-    - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
-    - `sort_name`: Sort by name. `createdAt` is always applied last as a tiebreak.
-    - `sort_updated_at`: Sort by last update. `createdAt` is always applied last as a tiebreak.
-    */
+    /// List the printable blanks available to the store
+    ///
+    /// All public blanks plus private blanks assigned to the store; the list can differ between stores.
+    /// No prices.
+    ///
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/catalog-products`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `filter_decoration_method`: One or more decoration methods, separated by commas; matches a blank supporting any of them anywhere.
+    /// - `filter_product_type`: One or more product types, separated by commas; matches any.
+    /// - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
+    /// - `page`: Page number, starting at 1.
+    /// - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
+    /// - `sort_name`: Sort by name. `createdAt` is always applied last as a tiebreak.
+    /// - `sort_updated_at`: Sort by last update. `createdAt` is always applied last as a tiebreak.
     pub async fn list_catalog_products<'a>(
         &'a self,
         store_id: &'a str,
@@ -1602,16 +1593,15 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Get one blank
-
-    A blank unavailable to the store and a nonexistent id give the same 404 (`Catalog product not found`).
-
-    Sends a `GET` request to `/stores/{storeId}/catalog-products/{catalogProductId}`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `catalog_product_id`: Id of a catalog product (blank).
-    */
+    /// Get one blank
+    ///
+    /// A blank unavailable to the store and a nonexistent id give the same 404 (`Catalog product not found`).
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/catalog-products/{catalogProductId}`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `catalog_product_id`: Id of a catalog product (blank).
     pub async fn get_catalog_product<'a>(
         &'a self,
         store_id: &'a str,
@@ -1662,21 +1652,20 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**List the store's products
-
-    Without a filter, products of every status are returned.
-
-    Sends a `GET` request to `/stores/{storeId}/products`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `filter_status`: One or more of active, draft, unlisted, archived, separated by commas; matches any.
-    - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
-    - `page`: Page number, starting at 1.
-    - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
-    - `sort_name`: Sort by name. `createdAt` is always applied last as a tiebreak.
-    - `sort_updated_at`: Sort by last update. `createdAt` is always applied last as a tiebreak.
-    */
+    /// List the store's products
+    ///
+    /// Without a filter, products of every status are returned.
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/products`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `filter_status`: One or more of active, draft, unlisted, archived, separated by commas; matches any.
+    /// - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
+    /// - `page`: Page number, starting at 1.
+    /// - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
+    /// - `sort_name`: Sort by name. `createdAt` is always applied last as a tiebreak.
+    /// - `sort_updated_at`: Sort by last update. `createdAt` is always applied last as a tiebreak.
     pub async fn list_products<'a>(
         &'a self,
         store_id: &'a str,
@@ -1749,16 +1738,15 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Get one product of any status
-
-    Another store's product and a nonexistent id give the same 404 (`Product not found`).
-
-    Sends a `GET` request to `/stores/{storeId}/products/{productId}`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `product_id`: Id of a product of this store.
-    */
+    /// Get one product of any status
+    ///
+    /// Another store's product and a nonexistent id give the same 404 (`Product not found`).
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/products/{productId}`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `product_id`: Id of a product of this store.
     pub async fn get_product<'a>(
         &'a self,
         store_id: &'a str,
@@ -1809,19 +1797,18 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**List the store's artworks
-
-    No filters. Items are full artwork objects.
-
-    Sends a `GET` request to `/stores/{storeId}/artworks`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
-    - `page`: Page number, starting at 1.
-    - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
-    - `sort_name`: Sort by name. `createdAt` is always applied last as a tiebreak.
-    */
+    /// List the store's artworks
+    ///
+    /// No filters. Items are full artwork objects.
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/artworks`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
+    /// - `page`: Page number, starting at 1.
+    /// - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
+    /// - `sort_name`: Sort by name. `createdAt` is always applied last as a tiebreak.
     pub async fn list_artworks<'a>(
         &'a self,
         store_id: &'a str,
@@ -1884,23 +1871,22 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Create an artwork from an HTTPS URL
-
-    The service downloads the image and stores its own copy; the source may go offline afterwards.
-    URL rules: HTTPS only; no username or password; the host must resolve to a public address (private
-    ranges and loopback refused); redirects are not followed; PNG and JPEG only; up to 50 MB; the download
-    gives up after 30 seconds.
-
-    Not idempotent: a retry can create a second artwork with a new id, and uploading the same image twice
-    makes two artworks. Never retry this call after the request may have been processed.
-
-
-    Sends a `POST` request to `/stores/{storeId}/artworks`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `body`
-    */
+    /// Create an artwork from an HTTPS URL
+    ///
+    /// The service downloads the image and stores its own copy; the source may go offline afterwards.
+    /// URL rules: HTTPS only; no username or password; the host must resolve to a public address (private
+    /// ranges and loopback refused); redirects are not followed; PNG and JPEG only; up to 50 MB; the download
+    /// gives up after 30 seconds.
+    ///
+    /// Not idempotent: a retry can create a second artwork with a new id, and uploading the same image twice
+    /// makes two artworks. Never retry this call after the request may have been processed.
+    ///
+    ///
+    /// Sends a `POST` request to `/stores/{storeId}/artworks`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `body`
     pub async fn create_artwork<'a>(
         &'a self,
         store_id: &'a str,
@@ -1954,16 +1940,15 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Get one artwork
-
-    Another store's artwork and a nonexistent id give the same 404 (`Artwork not found`).
-
-    Sends a `GET` request to `/stores/{storeId}/artworks/{artworkId}`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `artwork_id`: Id of an artwork of this store.
-    */
+    /// Get one artwork
+    ///
+    /// Another store's artwork and a nonexistent id give the same 404 (`Artwork not found`).
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/artworks/{artworkId}`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `artwork_id`: Id of an artwork of this store.
     pub async fn get_artwork<'a>(
         &'a self,
         store_id: &'a str,
@@ -2014,25 +1999,24 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**List the store's orders
-
-    Items are full order objects.
-
-    Sends a `GET` request to `/stores/{storeId}/orders`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `filter_external_order_id`: Exact match on the merchant's own order number. Several values may be separated by commas, like every
-    filter; an external id that itself contains a comma therefore cannot be looked up with this filter.
-
-    - `filter_fulfillment_status`: One or more fulfillment statuses, separated by commas; matches any.
-    - `filter_payment_status`: One or more payment statuses, separated by commas; matches any.
-    - `filter_status`: One or more order statuses, separated by commas; matches any.
-    - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
-    - `page`: Page number, starting at 1.
-    - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
-    - `sort_updated_at`: Sort by last update. `createdAt` is always applied last as a tiebreak.
-    */
+    /// List the store's orders
+    ///
+    /// Items are full order objects.
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/orders`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `filter_external_order_id`: Exact match on the merchant's own order number. Several values may be separated by commas, like every
+    /// filter; an external id that itself contains a comma therefore cannot be looked up with this filter.
+    ///
+    /// - `filter_fulfillment_status`: One or more fulfillment statuses, separated by commas; matches any.
+    /// - `filter_payment_status`: One or more payment statuses, separated by commas; matches any.
+    /// - `filter_status`: One or more order statuses, separated by commas; matches any.
+    /// - `limit`: Page size; defaults to 50, maximum 100 (larger gives a 400 with a validation message).
+    /// - `page`: Page number, starting at 1.
+    /// - `sort_created_at`: Sort by creation time; defaults to desc and is always applied last as a tiebreak.
+    /// - `sort_updated_at`: Sort by last update. `createdAt` is always applied last as a tiebreak.
     pub async fn list_orders<'a>(
         &'a self,
         store_id: &'a str,
@@ -2115,21 +2099,20 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Create an order
-
-    Creates an order made of product line items and/or custom line items with one shipping address.
-    Returns 201 with status pending, fulfillmentStatus pending and paymentStatus due, and emits orders_create.
-
-    Retry rule: send an `externalOrderId`. After a timeout, retry with the same `externalOrderId`: 201 means
-    the first attempt had not succeeded, 409 means it had. Without it, a retry can create and bill a second order.
-
-
-    Sends a `POST` request to `/stores/{storeId}/orders`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `body`
-    */
+    /// Create an order
+    ///
+    /// Creates an order made of product line items and/or custom line items with one shipping address.
+    /// Returns 201 with status pending, fulfillmentStatus pending and paymentStatus due, and emits orders_create.
+    ///
+    /// Retry rule: send an `externalOrderId`. After a timeout, retry with the same `externalOrderId`: 201 means
+    /// the first attempt had not succeeded, 409 means it had. Without it, a retry can create and bill a second order.
+    ///
+    ///
+    /// Sends a `POST` request to `/stores/{storeId}/orders`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `body`
     pub async fn create_order<'a>(
         &'a self,
         store_id: &'a str,
@@ -2186,16 +2169,15 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Get one order
-
-    Another store's order and a nonexistent id give the same 404 (`Order not found`).
-
-    Sends a `GET` request to `/stores/{storeId}/orders/{orderId}`
-
-    Arguments:
-    - `store_id`: Id of the store; must match the API key.
-    - `order_id`: Id of an order of this store.
-    */
+    /// Get one order
+    ///
+    /// Another store's order and a nonexistent id give the same 404 (`Order not found`).
+    ///
+    /// Sends a `GET` request to `/stores/{storeId}/orders/{orderId}`
+    ///
+    /// Arguments:
+    /// - `store_id`: Id of the store; must match the API key.
+    /// - `order_id`: Id of an order of this store.
     pub async fn get_order<'a>(
         &'a self,
         store_id: &'a str,

@@ -164,9 +164,15 @@ mod tests {
     #[test]
     fn only_bracket_and_comma_escapes_are_undone() {
         let cases = [
-            ("filter%5Bstatus%5D=pending%2Con_hold", "filter[status]=pending,on_hold"),
+            (
+                "filter%5Bstatus%5D=pending%2Con_hold",
+                "filter[status]=pending,on_hold",
+            ),
             ("sort%5bname%5d=asc", "sort[name]=asc"),
-            ("filter%5BexternalOrderId%5D=a%25b%2520", "filter[externalOrderId]=a%25b%2520"),
+            (
+                "filter%5BexternalOrderId%5D=a%25b%2520",
+                "filter[externalOrderId]=a%25b%2520",
+            ),
             ("page=2&limit=100", "page=2&limit=100"),
             ("odd=%", "odd=%"),
             ("odd=%5", "odd=%5"),

@@ -219,7 +219,10 @@ mod tests {
         for method in DecorationMethod::KNOWN {
             let json = serde_json::to_string(method).unwrap();
             assert_eq!(json, format!("\"{}\"", method.as_str()));
-            assert_eq!(&serde_json::from_str::<DecorationMethod>(&json).unwrap(), method);
+            assert_eq!(
+                &serde_json::from_str::<DecorationMethod>(&json).unwrap(),
+                method
+            );
         }
     }
 
@@ -228,7 +231,10 @@ mod tests {
         let status: OrderStatus = serde_json::from_str("\"awaiting_artwork\"").unwrap();
         assert_eq!(status, OrderStatus::Unknown("awaiting_artwork".into()));
         assert!(!status.is_known());
-        assert_eq!(serde_json::to_string(&status).unwrap(), "\"awaiting_artwork\"");
+        assert_eq!(
+            serde_json::to_string(&status).unwrap(),
+            "\"awaiting_artwork\""
+        );
     }
 
     #[test]

@@ -1,0 +1,79 @@
+//! The drift check and the pinned list of generated operations.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use xtask::codegen::{self, CodegenError};
+
+fn read(relative: &str) -> String {
+    std::fs::read_to_string(xtask::workspace_root().join(relative)).unwrap()
+}
+
+#[test]
+fn checked_in_code_matches_the_spec() {
+    let generated = codegen::generate(&read(codegen::SPEC_PATH)).unwrap();
+    codegen::check(
+        &generated,
+        &read(codegen::OUTPUT_PATH),
+        Path::new(codegen::OUTPUT_PATH),
+    )
+    .expect("run `cargo xtask codegen` and commit the result");
+}
+
+#[test]
+fn editing_the_spec_without_regenerating_is_caught() {
+    let spec = read(codegen::SPEC_PATH);
+    let edited = spec.replacen(
+        "summary: Check reachability and credentials",
+        "summary: Check reachability and credentials (edited)",
+        1,
+    );
+    assert_ne!(spec, edited, "the edit must apply");
+    let generated = codegen::generate(&edited).unwrap();
+    let error = codegen::check(
+        &generated,
+        &read(codegen::OUTPUT_PATH),
+        Path::new(codegen::OUTPUT_PATH),
+    )
+    .unwrap_err();
+    assert!(matches!(error, CodegenError::Drift { .. }));
+    assert!(
+        error.to_string().contains("run `cargo xtask codegen`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_invalid_spec_is_a_clear_error() {
+    let error = codegen::generate("openapi: 3.0.3\ninfo: [").unwrap_err();
+    assert!(error.to_string().contains("not a valid OpenAPI"), "{error}");
+}
+
+/// Every generated operation with its signature: a spec change shows up as a reviewed snapshot diff.
+#[test]
+fn generated_operations_are_pinned() {
+    let file = syn::parse_file(&read(codegen::OUTPUT_PATH)).unwrap();
+    let mut listing: syn::File = syn::parse_quote!();
+    for item in &file.items {
+        let syn::Item::Impl(block) = item else {
+            continue;
+        };
+        let syn::Type::Path(self_ty) = block.self_ty.as_ref() else {
+            continue;
+        };
+        if block.trait_.is_some() || !self_ty.path.is_ident("Client") {
+            continue;
+        }
+        for member in &block.items {
+            if let syn::ImplItem::Fn(method) = member
+                && matches!(method.vis, syn::Visibility::Public(_))
+                && method.sig.asyncness.is_some()
+            {
+                let sig = &method.sig;
+                listing.items.push(syn::parse_quote!(pub #sig {}));
+            }
+        }
+    }
+    assert_eq!(listing.items.len(), 11, "the seed has eleven operations");
+    insta::assert_snapshot!(prettyplease::unparse(&listing));
+}
