@@ -128,7 +128,9 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         .with_tag(TagStyle::Merged)
         .with_hooks(HooksMode::Expected)
         .with_inner_type(tokens("crate::hooks::Hooks")?)
-        .with_derive("PartialEq");
+        .with_derive("PartialEq")
+        // Deterministic key order (the list envelope's `query.filter`/`query.sort` echo) for snapshots.
+        .with_map_type("::std::collections::BTreeMap");
     for name in OPEN_ENUMS {
         settings.with_replacement(
             name,

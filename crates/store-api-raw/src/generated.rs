@@ -725,9 +725,9 @@ pub mod types {
         ///Map of filtered field to the values matched (any of).
         #[serde(
             default,
-            skip_serializing_if = ":: std :: collections :: HashMap::is_empty"
+            skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
         )]
-        pub filter: ::std::collections::HashMap<
+        pub filter: ::std::collections::BTreeMap<
             ::std::string::String,
             ::std::vec::Vec<::std::string::String>,
         >,
@@ -740,9 +740,9 @@ pub mod types {
         ///Map of sorted field to direction, in the order applied; always includes createdAt.
         #[serde(
             default,
-            skip_serializing_if = ":: std :: collections :: HashMap::is_empty"
+            skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
         )]
-        pub sort: ::std::collections::HashMap<::std::string::String, SortDirection>,
+        pub sort: ::std::collections::BTreeMap<::std::string::String, SortDirection>,
     }
     ///An order. Cost fields are what the provider bills the merchant, in US dollars; round to cents before display or storage.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
