@@ -1,0 +1,213 @@
+//! The control operations outside the Store API: what the app and the provider do (key rotation,
+//! activation, webhook registration, moving orders, editing products). The `/_emulator` HTTP endpoints
+//! and the typed methods of [`Emulator`](crate::Emulator) both call these functions.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use store_api_raw::open::{OrderStatus, WebhookTopic};
+use store_api_raw::types;
+
+use crate::Shared;
+use crate::error::ApiError;
+use crate::events::{PendingEvent, emit};
+use crate::orders::{self, AppAction};
+use crate::state::{Delivery, Record, new_id, now};
+
+/// A store's credentials, as `GET /_emulator/stores` lists them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct StoreCredentials {
+    /// Store id.
+    pub id: String,
+    /// The store's current API key.
+    pub api_key: String,
+    /// Whether the store is active.
+    pub active: bool,
+}
+
+fn store_not_found() -> ApiError {
+    ApiError::NotFound("Store not found".into())
+}
+
+pub(crate) fn stores(shared: &Shared) -> Vec<StoreCredentials> {
+    shared
+        .lock()
+        .stores
+        .values()
+        .map(|s| StoreCredentials {
+            id: s.id.clone(),
+            api_key: s.api_key.clone(),
+            active: s.active,
+        })
+        .collect()
+}
+
+/// A new key in the same shape as the app's: `csk_` and 32 hex digits, 36 characters.
+pub(crate) fn rotate_key(shared: &Shared, store_id: &str) -> Result<String, ApiError> {
+    let key = format!("csk_{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>());
+    let mut state = shared.lock();
+    let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
+    store.api_key = key.clone();
+    Ok(key)
+}
+
+pub(crate) fn set_active(shared: &Shared, store_id: &str, active: bool) -> Result<(), ApiError> {
+    let mut state = shared.lock();
+    state.stores.get_mut(store_id).ok_or_else(store_not_found)?.active = active;
+    Ok(())
+}
+
+/// Replaces the store's registrations. Topics must be known ones and URLs absolute http(s) URLs.
+pub(crate) fn set_webhooks(shared: &Shared, store_id: &str, urls: BTreeMap<String, String>) -> Result<(), ApiError> {
+    let mut problems = Vec::new();
+    for (topic, url) in &urls {
+        if !WebhookTopic::from(topic.as_str()).is_known() {
+            problems.push(format!("{topic} is not a webhook topic"));
+        }
+        match url::Url::parse(url) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
+            _ => problems.push(format!("{topic} must be an absolute http or https URL")),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ApiError::Invalid(problems));
+    }
+    let mut state = shared.lock();
+    state.stores.get_mut(store_id).ok_or_else(store_not_found)?.webhooks = urls;
+    Ok(())
+}
+
+pub(crate) fn deliveries(shared: &Shared, store_id: &str) -> Result<Vec<Delivery>, ApiError> {
+    let state = shared.lock();
+    Ok(state.stores.get(store_id).ok_or_else(store_not_found)?.deliveries.clone())
+}
+
+/// Applies `change` to one order and emits orders_update.
+fn change_order(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    order_id: &str,
+    change: impl FnOnce(&mut types::Order) -> Result<(), ApiError>,
+) -> Result<types::Order, ApiError> {
+    let order = {
+        let mut state = shared.lock();
+        let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
+        let record = store
+            .order_mut(order_id)
+            .ok_or_else(|| ApiError::NotFound("Order not found".into()))?;
+        let mut order = record.value.clone();
+        change(&mut order)?;
+        record.set(order.clone());
+        order
+    };
+    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::OrdersUpdate, &order.id)]);
+    Ok(order)
+}
+
+pub(crate) fn advance(shared: &Arc<Shared>, store_id: &str, order_id: &str) -> Result<types::Order, ApiError> {
+    change_order(shared, store_id, order_id, orders::advance)
+}
+
+pub(crate) fn app_action(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    order_id: &str,
+    action: AppAction,
+) -> Result<types::Order, ApiError> {
+    change_order(shared, store_id, order_id, |order| orders::apply(order, action))
+}
+
+/// Advances every order that the provider would move (not held, canceled, or awaiting a decision).
+pub(crate) fn advance_all(shared: &Arc<Shared>) {
+    let movable: Vec<(String, String)> = {
+        let state = shared.lock();
+        state
+            .stores
+            .values()
+            .flat_map(|store| {
+                store.orders.iter().filter(|o| {
+                    o.value.status.as_ref().is_some_and(|s| {
+                        !matches!(
+                            s,
+                            OrderStatus::OnHold
+                                | OrderStatus::Canceled
+                                | OrderStatus::CancellationRequested
+                                | OrderStatus::Fulfilled
+                        )
+                    })
+                })
+                .map(|o| (store.id.clone(), o.value.id.clone()))
+            })
+            .collect()
+    };
+    for (store_id, order_id) in movable {
+        let _ = advance(shared, &store_id, &order_id);
+    }
+}
+
+/// Creates a product as the app would (id and timestamps assigned when missing) and emits products_create.
+pub(crate) fn create_product(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    mut product: types::Product,
+) -> Result<types::Product, ApiError> {
+    if product.id.is_empty() {
+        product.id = new_id("prod");
+    }
+    let at = now();
+    product.created_at.get_or_insert(at);
+    product.updated_at = Some(at);
+    {
+        let mut state = shared.lock();
+        let seq = state.next_sequence();
+        let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
+        if store.products.iter().any(|p| p.value.id == product.id) {
+            return Err(ApiError::Conflict(format!("A product with id {} exists", product.id)));
+        }
+        store.products.push(Record::new(seq, product.clone()));
+    }
+    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::ProductsCreate, &product.id)]);
+    Ok(product)
+}
+
+/// Replaces a product (keeping its id and createdAt) and emits products_update.
+pub(crate) fn update_product(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    product_id: &str,
+    mut product: types::Product,
+) -> Result<types::Product, ApiError> {
+    {
+        let mut state = shared.lock();
+        let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
+        let record = store
+            .products
+            .iter_mut()
+            .find(|p| p.value.id == product_id)
+            .ok_or_else(|| ApiError::NotFound("Product not found".into()))?;
+        product.id = product_id.to_owned();
+        product.created_at = record.value.created_at;
+        product.updated_at = Some(now());
+        record.set(product.clone());
+    }
+    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::ProductsUpdate, product_id)]);
+    Ok(product)
+}
+
+/// Deletes a product and emits products_delete.
+pub(crate) fn delete_product(shared: &Arc<Shared>, store_id: &str, product_id: &str) -> Result<(), ApiError> {
+    {
+        let mut state = shared.lock();
+        let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
+        let before = store.products.len();
+        store.products.retain(|p| p.value.id != product_id);
+        if store.products.len() == before {
+            return Err(ApiError::NotFound("Product not found".into()));
+        }
+    }
+    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::ProductsDelete, product_id)]);
+    Ok(())
+}

@@ -1,0 +1,369 @@
+//! The in-process handle: start on 127.0.0.1, read the seeded credentials, drive the control operations
+//! with types, shut down on drop.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use store_api_raw::types;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::artwork::{Downloader, FakeHosts, FetchLimits};
+use crate::error::ApiError;
+use crate::orders::AppAction;
+use crate::seed::Seed;
+use crate::state::{Delivery, State};
+use crate::{Config, Shared, StoreCredentials, control, events, server};
+
+/// Why the emulator could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmulatorError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The state file exists but could not be loaded.
+    #[error("{0}")]
+    State(String),
+}
+
+/// A control operation was refused (unknown store or order, a move the order's state does not allow).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} (status {status})")]
+#[non_exhaustive]
+pub struct ControlError {
+    /// The HTTP status the control endpoint answers with.
+    pub status: u16,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl From<ApiError> for ControlError {
+    fn from(error: ApiError) -> Self {
+        let message = match error.body().message {
+            types::ErrorMessage::String(text) => text,
+            types::ErrorMessage::Array(list) => list.join("; "),
+        };
+        ControlError {
+            status: error.status().as_u16(),
+            message,
+        }
+    }
+}
+
+/// Settings of an emulator to start.
+#[derive(Debug)]
+#[must_use]
+pub struct EmulatorBuilder {
+    listen: SocketAddr,
+    seed: Option<Seed>,
+    rate_limit: bool,
+    webhook_backoff: Duration,
+    auto_advance: Option<Duration>,
+    state_file: Option<PathBuf>,
+    fetch_limits: FetchLimits,
+    network_downloads: bool,
+}
+
+impl Default for EmulatorBuilder {
+    fn default() -> Self {
+        EmulatorBuilder {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            seed: None,
+            rate_limit: true,
+            webhook_backoff: Duration::from_secs(1),
+            auto_advance: None,
+            state_file: None,
+            fetch_limits: FetchLimits::default(),
+            network_downloads: true,
+        }
+    }
+}
+
+impl EmulatorBuilder {
+    /// Address to listen on (default `127.0.0.1:0`, a free port).
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// Data to start from instead of the built-in seed.
+    pub fn seed(mut self, seed: Seed) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Turns the per-store rate limit (burst 10, then 2/s) on or off (default on).
+    pub fn rate_limit(mut self, enabled: bool) -> Self {
+        self.rate_limit = enabled;
+        self
+    }
+
+    /// Wait before the second webhook attempt, doubled for each further one (default 1 s).
+    pub fn webhook_backoff(mut self, base: Duration) -> Self {
+        self.webhook_backoff = base;
+        self
+    }
+
+    /// Moves every movable order one rung up the ladder each `period` (default off).
+    pub fn auto_advance(mut self, period: Duration) -> Self {
+        self.auto_advance = Some(period);
+        self
+    }
+
+    /// Loads the state from `path` on start when it exists, and writes it there on shutdown.
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state_file = Some(path.into());
+        self
+    }
+
+    /// Timeout and size cap of artwork downloads (default 30 s and 50 MiB).
+    pub fn fetch_limits(mut self, limits: FetchLimits) -> Self {
+        self.fetch_limits = limits;
+        self
+    }
+
+    /// Whether URLs not registered as fake hosts are downloaded from the network (default on). Off, they
+    /// fail as a download failure; the emulator then never leaves the machine.
+    pub fn network_downloads(mut self, enabled: bool) -> Self {
+        self.network_downloads = enabled;
+        self
+    }
+
+    /// Binds, loads the state and starts serving. Must be called inside a tokio runtime.
+    pub async fn start(self) -> Result<Emulator, EmulatorError> {
+        let listener = tokio::net::TcpListener::bind(self.listen)
+            .await
+            .map_err(|source| EmulatorError::Bind { addr: self.listen, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| EmulatorError::Bind { addr: self.listen, source })?;
+        let state = match &self.state_file {
+            Some(path) if path.exists() => State::load(path).map_err(EmulatorError::State)?,
+            _ => State::from_seed(self.seed.unwrap_or_else(Seed::builtin)),
+        };
+        let fake = FakeHosts::new();
+        let downloader = if self.network_downloads {
+            Downloader::with_network(fake, self.fetch_limits)
+        } else {
+            Downloader::offline(fake, self.fetch_limits)
+        };
+        let http = reqwest::Client::builder()
+            .timeout(events::DELIVERY_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            limiter: self.rate_limit.then(server::ratelimit::StoreLimiter::new),
+            downloader,
+            http,
+            origin: format!("http://{addr}"),
+            config: Config {
+                webhook_backoff: self.webhook_backoff,
+            },
+            runtime: tokio::runtime::Handle::current(),
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let app = server::router(shared.clone());
+        let state_file = self.state_file.clone();
+        let saver = shared.clone();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+            if let Err(error) = served {
+                tracing::error!(%error, "emulator server stopped");
+            }
+            if let Some(path) = state_file
+                && let Err(error) = saver.lock().save(&path)
+            {
+                tracing::error!(%error, "could not save the emulator state");
+            }
+        });
+        let ticker = self.auto_advance.map(|period| {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                let mut interval = tokio::time::interval(period);
+                interval.tick().await;
+                loop {
+                    interval.tick().await;
+                    control::advance_all(&shared);
+                }
+            })
+        });
+        tracing::info!(%addr, "store-api-emulator listening");
+        Ok(Emulator {
+            addr,
+            shared,
+            stop: Some(stop),
+            task: Some(task),
+            ticker,
+        })
+    }
+}
+
+/// A running emulator on 127.0.0.1. Dropping it shuts the server down.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let emu = store_api_fixtures::Emulator::start().await?;
+/// let store = &emu.stores()[0];
+/// println!("{} as {} with key {}", emu.base_url(), store.id, store.api_key);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Emulator {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    ticker: Option<JoinHandle<()>>,
+}
+
+impl Emulator {
+    /// Starts an emulator with the built-in seed and the real rate limit on a free loopback port.
+    pub async fn start() -> Result<Emulator, EmulatorError> {
+        Emulator::builder().start().await
+    }
+
+    /// Settings for an emulator to start.
+    pub fn builder() -> EmulatorBuilder {
+        EmulatorBuilder::default()
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT/store-api/2026-08`: the base URL of the Store API (clients append
+    /// `/stores/{storeId}/...`).
+    pub fn base_url(&self) -> String {
+        format!("{}{}", self.shared.origin, server::API_PREFIX)
+    }
+
+    /// `http://127.0.0.1:PORT`: where the control endpoints live (under `/_emulator`).
+    pub fn origin(&self) -> &str {
+        &self.shared.origin
+    }
+
+    /// Every store with its current key and whether it is active.
+    pub fn stores(&self) -> Vec<StoreCredentials> {
+        control::stores(&self.shared)
+    }
+
+    /// One store's credentials.
+    pub fn store(&self, store_id: &str) -> Option<StoreCredentials> {
+        self.stores().into_iter().find(|s| s.id == store_id)
+    }
+
+    /// The first active store (a convenience for tests and demos).
+    pub fn active_store(&self) -> Option<StoreCredentials> {
+        self.stores().into_iter().find(|s| s.active)
+    }
+
+    /// Rotates a store's key: the old key gives 401 at once and webhook signatures use the new one.
+    pub fn rotate_key(&self, store_id: &str) -> Result<String, ControlError> {
+        Ok(control::rotate_key(&self.shared, store_id)?)
+    }
+
+    /// Activates or deactivates a store.
+    pub fn set_active(&self, store_id: &str, active: bool) -> Result<(), ControlError> {
+        Ok(control::set_active(&self.shared, store_id, active)?)
+    }
+
+    /// Replaces the store's webhook registrations (topic → URL).
+    pub fn set_webhooks(&self, store_id: &str, urls: BTreeMap<String, String>) -> Result<(), ControlError> {
+        Ok(control::set_webhooks(&self.shared, store_id, urls)?)
+    }
+
+    /// Every webhook delivery attempt of the store, oldest first.
+    pub fn webhook_deliveries(&self, store_id: &str) -> Result<Vec<Delivery>, ControlError> {
+        Ok(control::deliveries(&self.shared, store_id)?)
+    }
+
+    /// Moves an order one rung up the fulfillment ladder (fulfilled sets tracking and fulfilledAt).
+    pub fn advance_order(&self, store_id: &str, order_id: &str) -> Result<types::Order, ControlError> {
+        Ok(control::advance(&self.shared, store_id, order_id)?)
+    }
+
+    /// Applies an app-side action to an order.
+    pub fn app_action(&self, store_id: &str, order_id: &str, action: AppAction) -> Result<types::Order, ControlError> {
+        Ok(control::app_action(&self.shared, store_id, order_id, action)?)
+    }
+
+    /// Creates a product as the app would (emits products_create).
+    pub fn create_product(&self, store_id: &str, product: types::Product) -> Result<types::Product, ControlError> {
+        Ok(control::create_product(&self.shared, store_id, product)?)
+    }
+
+    /// Replaces a product (emits products_update).
+    pub fn update_product(
+        &self,
+        store_id: &str,
+        product_id: &str,
+        product: types::Product,
+    ) -> Result<types::Product, ControlError> {
+        Ok(control::update_product(&self.shared, store_id, product_id, product)?)
+    }
+
+    /// Deletes a product (emits products_delete).
+    pub fn delete_product(&self, store_id: &str, product_id: &str) -> Result<(), ControlError> {
+        Ok(control::delete_product(&self.shared, store_id, product_id)?)
+    }
+
+    /// The registry of fake public hosts the artwork downloader serves from.
+    pub fn fake_hosts(&self) -> &FakeHosts {
+        self.shared.downloader.fake_hosts()
+    }
+
+    /// Number of orders the store holds (for exactly-once checks).
+    pub fn order_count(&self, store_id: &str) -> usize {
+        self.shared.lock().stores.get(store_id).map_or(0, |s| s.orders.len())
+    }
+
+    /// The store's orders, oldest first.
+    pub fn orders(&self, store_id: &str) -> Vec<types::Order> {
+        self.shared
+            .lock()
+            .stores
+            .get(store_id)
+            .map(|s| s.orders.iter().map(|o| o.value.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Stops serving, waits for in-flight requests and writes the state file if one was set.
+    pub async fn shutdown(mut self) {
+        self.signal_stop();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    fn signal_stop(&mut self) {
+        if let Some(ticker) = self.ticker.take() {
+            ticker.abort();
+        }
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.signal_stop();
+    }
+}

@@ -1,0 +1,127 @@
+//! Webhook events: built when something changes, signed with the store's key of that moment (so a
+//! delivery still being retried after a rotation keeps the old signature, as the seed warns), and
+//! delivered to the topic's URL with up to five attempts and exponential backoff.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use store_api_raw::open::WebhookTopic;
+use store_api_raw::types;
+use store_api_webhooks::{SIGNATURE_HEADER, sign};
+
+use crate::Shared;
+use crate::state::{Delivery, new_id, now};
+
+/// Attempts per event (the seed's limit).
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Something changed; an event is owed to the store's URL for the topic, if one is registered.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PendingEvent {
+    pub store_id: String,
+    pub topic: WebhookTopic,
+    pub data_id: String,
+}
+
+impl PendingEvent {
+    pub fn new(store_id: &str, topic: WebhookTopic, data_id: &str) -> PendingEvent {
+        PendingEvent {
+            store_id: store_id.to_owned(),
+            topic,
+            data_id: data_id.to_owned(),
+        }
+    }
+}
+
+/// One signed delivery job.
+struct Job {
+    store_id: String,
+    event_id: String,
+    topic: String,
+    url: String,
+    body: bytes::Bytes,
+    signature: String,
+}
+
+/// Queues `events`: a topic with no registered URL is never queued or sent.
+pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
+    for event in events {
+        let job = {
+            let state = shared.lock();
+            let Some(store) = state.stores.get(&event.store_id) else { continue };
+            let Some(url) = store.webhooks.get(event.topic.as_str()) else { continue };
+            let payload = types::WebhookEvent {
+                id: new_id("evt"),
+                store_id: event.store_id.clone(),
+                topic: event.topic.clone(),
+                data: types::WebhookEventData { id: event.data_id },
+                is_test: Some(false),
+                created_at: Some(now()),
+            };
+            let Ok(body) = serde_json::to_vec(&payload) else { continue };
+            Job {
+                store_id: event.store_id,
+                event_id: payload.id,
+                topic: event.topic.to_string(),
+                url: url.clone(),
+                signature: sign(&store.api_key, &body),
+                body: body.into(),
+            }
+        };
+        let shared = shared.clone();
+        shared.runtime.clone().spawn(deliver(shared, job));
+    }
+}
+
+/// Delivers one event: any 2xx counts as delivered; otherwise the next attempt waits
+/// `backoff × 2^(attempt − 1)`. Every attempt is recorded.
+async fn deliver(shared: Arc<Shared>, job: Job) {
+    for attempt in 1..=MAX_ATTEMPTS {
+        let result = shared
+            .http
+            .post(&job.url)
+            .header("content-type", "application/json")
+            .header(SIGNATURE_HEADER, &job.signature)
+            .body(job.body.clone())
+            .send()
+            .await;
+        let (status, error) = match result {
+            Ok(response) => (Some(response.status().as_u16()), None),
+            Err(e) => (None, Some(describe(&e))),
+        };
+        let delivered = status.is_some_and(|s| (200..300).contains(&s));
+        {
+            let mut state = shared.lock();
+            if let Some(store) = state.stores.get_mut(&job.store_id) {
+                store.deliveries.push(Delivery {
+                    event_id: job.event_id.clone(),
+                    topic: job.topic.clone(),
+                    url: job.url.clone(),
+                    attempt,
+                    status,
+                    error,
+                    delivered,
+                    at: now(),
+                });
+            }
+        }
+        if delivered || attempt == MAX_ATTEMPTS {
+            return;
+        }
+        let factor = 1u32 << (attempt - 1);
+        tokio::time::sleep(shared.config.webhook_backoff.saturating_mul(factor)).await;
+    }
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timed out".into()
+    } else if error.is_connect() {
+        "connection failed".into()
+    } else {
+        "request failed".into()
+    }
+}
+
+/// The delivery timeout of one attempt.
+pub(crate) const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -1,0 +1,51 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+pub mod artwork;
+mod control;
+mod emulator;
+mod error;
+mod events;
+mod orders;
+pub mod seed;
+mod server;
+mod state;
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+pub use control::StoreCredentials;
+pub use emulator::{ControlError, Emulator, EmulatorBuilder, EmulatorError};
+pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
+pub use orders::AppAction;
+pub use seed::Seed;
+pub use server::{API_PREFIX, MAX_BODY_BYTES};
+pub use state::Delivery;
+
+/// Settings that do not change while the emulator runs.
+#[derive(Debug, Clone)]
+struct Config {
+    /// Wait before the second webhook attempt; doubled for each further one.
+    webhook_backoff: Duration,
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<state::State>,
+    limiter: Option<server::ratelimit::StoreLimiter>,
+    downloader: artwork::Downloader,
+    http: reqwest::Client,
+    /// `http://127.0.0.1:PORT`, for the URLs the emulator hands out (stored artwork copies).
+    origin: String,
+    config: Config,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Shared {
+    /// The state. A handler that panicked while holding the lock cannot leave it half-updated (every
+    /// change is built on a copy and stored at once), so a poisoned lock is still safe to use.
+    fn lock(&self) -> MutexGuard<'_, state::State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

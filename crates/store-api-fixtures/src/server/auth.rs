@@ -1,0 +1,77 @@
+//! Authentication, then the rate limit, in front of every Store API route.
+//!
+//! Order matters: a request without a valid key gets 401, never 429 (the bucket is the store's, and an
+//! anonymous caller must not be able to drain it), and a limited request is refused before anything is
+//! processed. Allowed answers carry the X-RateLimit headers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::ratelimit::{BURST, Decision};
+use crate::Shared;
+use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
+
+/// The authenticated store of a request, put into its extensions.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreId(pub String);
+
+pub(crate) async fn guard(
+    State(shared): State<Arc<Shared>>,
+    Path(params): Path<HashMap<String, String>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let store_id = params.get("storeId").cloned().unwrap_or_default();
+    if let Err(error) = authenticate(&shared, &store_id, request.headers()) {
+        return error.into_response();
+    }
+    let decision = match &shared.limiter {
+        Some(limiter) => limiter.check(&store_id),
+        None => Decision::Allowed {
+            remaining: BURST,
+            reset_secs: 0,
+        },
+    };
+    let mut response = match decision {
+        Decision::Allowed { .. } => {
+            request.extensions_mut().insert(StoreId(store_id));
+            next.run(request).await
+        }
+        Decision::Limited { retry_after_secs, .. } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
+    };
+    let (remaining, reset) = match decision {
+        Decision::Allowed { remaining, reset_secs } => (remaining, reset_secs),
+        Decision::Limited { reset_secs, .. } => (0, reset_secs),
+    };
+    let headers = response.headers_mut();
+    headers.insert("x-ratelimit-limit", HeaderValue::from(BURST));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
+    headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+    response
+}
+
+/// The two 401s of the seed: an unknown store, a missing or wrong key → `Invalid API key`; the right
+/// key of an inactive store → `The store is not active`.
+fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<(), ApiError> {
+    let presented = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let state = shared.lock();
+    let store = state.stores.get(store_id).ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
+    match presented {
+        Some(key) if constant_time_eq(key.as_bytes(), store.api_key.as_bytes()) => {}
+        _ => return Err(ApiError::Unauthorized(INVALID_API_KEY)),
+    }
+    if !store.active {
+        return Err(ApiError::Unauthorized(STORE_NOT_ACTIVE));
+    }
+    Ok(())
+}
+
+/// Compares keys without an early exit, so timing does not reveal a prefix of the key.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

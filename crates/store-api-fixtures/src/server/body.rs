@@ -1,0 +1,110 @@
+//! Reading and decoding request bodies: a size limit, then JSON, then the generated wire type, with
+//! every failure a 4xx envelope whose message names the field path.
+
+use axum::body::Body;
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use store_api::validate::{Violation, ViolationKind};
+
+use super::MAX_BODY_BYTES;
+use crate::error::ApiError;
+
+/// Reads the whole body, refusing more than [`MAX_BODY_BYTES`] with 413.
+pub(crate) async fn read(body: Body) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|error| {
+        // axum reports a body over the limit as a "length limit exceeded" error.
+        if error.to_string().contains("length limit") {
+            ApiError::PayloadTooLarge
+        } else {
+            ApiError::BadRequest("The request body could not be read".into())
+        }
+    })
+}
+
+/// Decodes JSON into a generated wire type. Malformed JSON (or invalid UTF-8) is one message; a body of
+/// the wrong shape is a message array naming the field path, worded like the validator's messages.
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::Invalid(vec!["The request body must be a JSON object".into()]));
+    }
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = dotted(error.path());
+        let inner = error.into_inner().to_string();
+        ApiError::Invalid(vec![field_message(&path, &inner)])
+    })
+}
+
+/// serde_path_to_error's path (`lineItems[0].quantity`) in the validator's form (`lineItems.0.quantity`).
+fn dotted(path: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for segment in path.iter() {
+        let part = match segment {
+            serde_path_to_error::Segment::Seq { index } => index.to_string(),
+            serde_path_to_error::Segment::Map { key } => key.clone(),
+            serde_path_to_error::Segment::Enum { variant } => variant.clone(),
+            serde_path_to_error::Segment::Unknown => continue,
+        };
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&part);
+    }
+    out
+}
+
+/// A serde error as a field message. The generated types enforce the spec's constraints while decoding
+/// (a missing required field, `quantity` of at least 1, non-empty strings), so those map onto the
+/// validator's own kinds and read exactly as its messages do.
+fn field_message(path: &str, error: &str) -> String {
+    let join = |field: &str| if path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
+    let (kind, at) = if let Some(field) = error.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+        (Some(ViolationKind::MissingField), join(field))
+    } else if path.ends_with("quantity") && (error.contains("nonzero") || error.contains("invalid value: integer `0`")) {
+        (Some(ViolationKind::QuantityBelowOne), path.to_owned())
+    } else if error.contains("shorter than") || error.contains("longer than 0") || error.contains("at least 1") {
+        (Some(ViolationKind::EmptyString), path.to_owned())
+    } else {
+        (None, path.to_owned())
+    };
+    match kind {
+        Some(kind) => Violation::new(kind, at, String::new()).message(),
+        None if at.is_empty() => error.to_owned(),
+        None => format!("{at} {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store_api_raw::types::CreateOrderRequest;
+
+    fn messages(body: &str) -> ApiError {
+        decode::<CreateOrderRequest>(body.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn shapes_are_reported_with_field_paths() {
+        let address = r#""shippingAddress":{"firstName":"A","lastName":"B","address":{"streetAddress":"1 Main","cityOrTown":"X","stateOrProvince":"NY","zipOrPostalCode":"1","country":"US"}}"#;
+        let cases = [
+            (r#"{"lineItems":[]}"#.to_owned(), "shippingAddress should not be null or undefined"),
+            (format!(r#"{{"lineItems":[{{"quantity":0}}],{address}}}"#), "lineItems.0.quantity must not be less than 1"),
+            (format!(r#"{{"lineItems":[{{"quantity":"x"}}],{address}}}"#), "lineItems.0.quantity invalid type"),
+            (address.replace("\"B\"", "\"\"").replace("\"shippingAddress\"", "{\"lineItems\":[{\"quantity\":1}],\"shippingAddress\"") + "}", "shippingAddress.lastName should not be empty"),
+        ];
+        for (body, expected) in cases {
+            match messages(&body) {
+                ApiError::Invalid(list) => assert!(list[0].starts_with(expected), "{body}: {list:?}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_json_and_non_objects_are_4xx() {
+        assert!(matches!(messages("{"), ApiError::BadRequest(_)));
+        assert!(matches!(messages("[1]"), ApiError::Invalid(_)));
+        assert!(matches!(decode::<CreateOrderRequest>(b"\xff\xfe"), Err(ApiError::BadRequest(_))));
+    }
+}

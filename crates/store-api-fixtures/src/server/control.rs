@@ -1,0 +1,143 @@
+//! `/_emulator/...`: control endpoints (no API key), thin HTTP wrappers over [`crate::control`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use store_api_raw::types;
+
+use super::body;
+use crate::Shared;
+use crate::artwork::FakeResource;
+use crate::control;
+use crate::error::ApiError;
+use crate::orders::AppAction;
+
+type Params = Path<HashMap<String, String>>;
+
+fn param(params: &Params, name: &str) -> String {
+    params.get(name).cloned().unwrap_or_default()
+}
+
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/stores", get(stores))
+        .route("/stores/{storeId}/rotate-key", post(rotate_key))
+        .route("/stores/{storeId}/active", put(set_active))
+        .route("/stores/{storeId}/webhooks", put(set_webhooks))
+        .route("/stores/{storeId}/webhook-deliveries", get(deliveries))
+        .route("/stores/{storeId}/orders/{orderId}/advance", post(advance))
+        .route("/stores/{storeId}/orders/{orderId}/app-action", post(app_action))
+        .route("/stores/{storeId}/products", post(create_product))
+        .route("/stores/{storeId}/products/{productId}", put(update_product).delete(delete_product))
+        .route("/artwork-hosts", put(artwork_hosts))
+        .route("/images/{imageId}", get(image))
+}
+
+async fn stores(State(shared): State<Arc<Shared>>) -> Json<Vec<control::StoreCredentials>> {
+    Json(control::stores(&shared))
+}
+
+async fn rotate_key(State(shared): State<Arc<Shared>>, params: Params) -> Result<Json<serde_json::Value>, ApiError> {
+    let key = control::rotate_key(&shared, &param(&params, "storeId"))?;
+    Ok(Json(serde_json::json!({ "apiKey": key })))
+}
+
+#[derive(Deserialize)]
+struct Active {
+    active: bool,
+}
+
+async fn set_active(State(shared): State<Arc<Shared>>, params: Params, request: Body) -> Result<StatusCode, ApiError> {
+    let Active { active } = body::decode(&body::read(request).await?)?;
+    control::set_active(&shared, &param(&params, "storeId"), active)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_webhooks(State(shared): State<Arc<Shared>>, params: Params, request: Body) -> Result<StatusCode, ApiError> {
+    let urls: BTreeMap<String, String> = body::decode(&body::read(request).await?)?;
+    control::set_webhooks(&shared, &param(&params, "storeId"), urls)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn deliveries(State(shared): State<Arc<Shared>>, params: Params) -> Result<Response, ApiError> {
+    Ok(Json(control::deliveries(&shared, &param(&params, "storeId"))?).into_response())
+}
+
+async fn advance(State(shared): State<Arc<Shared>>, params: Params) -> Result<Json<types::Order>, ApiError> {
+    control::advance(&shared, &param(&params, "storeId"), &param(&params, "orderId")).map(Json)
+}
+
+#[derive(Deserialize)]
+struct Action {
+    action: AppAction,
+}
+
+async fn app_action(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<Json<types::Order>, ApiError> {
+    let Action { action } = body::decode(&body::read(request).await?)?;
+    control::app_action(&shared, &param(&params, "storeId"), &param(&params, "orderId"), action).map(Json)
+}
+
+async fn create_product(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<(StatusCode, Json<types::Product>), ApiError> {
+    let mut value: serde_json::Value = serde_json::from_slice(&body::read(request).await?)
+        .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
+    // The app assigns the id of a new product; accept a body without one.
+    if let Some(object) = value.as_object_mut() {
+        object.entry("id").or_insert_with(|| serde_json::Value::String(String::new()));
+    }
+    let product: types::Product = body::decode(value.to_string().as_bytes())?;
+    let product = control::create_product(&shared, &param(&params, "storeId"), product)?;
+    Ok((StatusCode::CREATED, Json(product)))
+}
+
+async fn update_product(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<Json<types::Product>, ApiError> {
+    let mut value: serde_json::Value = serde_json::from_slice(&body::read(request).await?)
+        .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
+    if let Some(object) = value.as_object_mut() {
+        object.insert("id".into(), serde_json::Value::String(param(&params, "productId")));
+    }
+    let product: types::Product = body::decode(value.to_string().as_bytes())?;
+    control::update_product(&shared, &param(&params, "storeId"), &param(&params, "productId"), product).map(Json)
+}
+
+async fn delete_product(State(shared): State<Arc<Shared>>, params: Params) -> Result<StatusCode, ApiError> {
+    control::delete_product(&shared, &param(&params, "storeId"), &param(&params, "productId"))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn artwork_hosts(State(shared): State<Arc<Shared>>, request: Body) -> Result<StatusCode, ApiError> {
+    let map: HashMap<String, FakeResource> = body::decode(&body::read(request).await?)?;
+    shared
+        .downloader
+        .fake_hosts()
+        .replace(map)
+        .map_err(|e| ApiError::Invalid(vec![e.to_string()]))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn image(State(shared): State<Arc<Shared>>, params: Params) -> Result<Response, ApiError> {
+    let state = shared.lock();
+    let image = state
+        .images
+        .get(&param(&params, "imageId"))
+        .ok_or_else(|| ApiError::NotFound("Image not found".into()))?;
+    Ok(([(header::CONTENT_TYPE, image.content_type.clone())], image.bytes.clone()).into_response())
+}

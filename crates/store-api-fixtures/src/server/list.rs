@@ -1,0 +1,238 @@
+//! List conventions: `page`/`limit`, `filter[field]=a,b`, `sort[field]=asc|desc` with createdAt last,
+//! and the list envelope with its `query` echo.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use bytes::{BufMut, Bytes, BytesMut};
+use chrono::{DateTime, Utc};
+use store_api_raw::types::{self, SortDirection};
+
+use crate::error::ApiError;
+use crate::state::Record;
+
+/// Default page size.
+pub const DEFAULT_LIMIT: u64 = 50;
+/// Largest page size.
+pub const MAX_LIMIT: u64 = 100;
+
+/// Which filters and sorts an endpoint accepts (others are ignored, like unknown body fields).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ListSpec {
+    pub filters: &'static [&'static str],
+    pub sorts: &'static [&'static str],
+}
+
+/// A parsed list query, with defaults applied.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ListQuery {
+    pub page: u64,
+    pub limit: u64,
+    /// Field → accepted values (match any).
+    pub filters: Vec<(String, Vec<String>)>,
+    /// Sorts in the order applied; createdAt is always last.
+    pub sorts: Vec<(String, SortDirection)>,
+}
+
+/// A resource that can be listed: text and time fields for sorting, values for filtering.
+pub(crate) trait Listable {
+    fn text(&self, field: &str) -> Option<&str>;
+    fn time(&self, field: &str) -> Option<DateTime<Utc>>;
+    /// Whether the resource matches any of `values` for `field`.
+    fn matches(&self, field: &str, values: &[String]) -> bool;
+}
+
+impl ListQuery {
+    /// Parses the raw query string. Body and query are validated alike: every problem is reported in
+    /// one message array.
+    pub fn parse(raw: Option<&str>, spec: ListSpec) -> Result<ListQuery, ApiError> {
+        let mut page = 1;
+        let mut limit = DEFAULT_LIMIT;
+        let mut filters: Vec<(String, Vec<String>)> = Vec::new();
+        let mut sorts: Vec<(String, SortDirection)> = Vec::new();
+        let mut created_at = SortDirection::Desc;
+        let mut problems = Vec::new();
+        for (key, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+            match key.as_ref() {
+                "page" => match parse_positive("page", &value) {
+                    Ok(n) => page = n,
+                    Err(problem) => problems.push(problem),
+                },
+                "limit" => match parse_positive("limit", &value) {
+                    Ok(n) if n > MAX_LIMIT => problems.push(format!("limit must not be greater than {MAX_LIMIT}")),
+                    Ok(n) => limit = n,
+                    Err(problem) => problems.push(problem),
+                },
+                other => {
+                    if let Some(field) = bracketed(other, "filter") {
+                        if spec.filters.contains(&field) {
+                            let values: Vec<String> =
+                                value.split(',').filter(|v| !v.is_empty()).map(str::to_owned).collect();
+                            filters.retain(|(f, _)| f != field);
+                            if !values.is_empty() {
+                                filters.push((field.to_owned(), values));
+                            }
+                        }
+                    } else if let Some(field) = bracketed(other, "sort") {
+                        if spec.sorts.contains(&field) {
+                            let direction = match value.as_ref() {
+                                "asc" => SortDirection::Asc,
+                                "desc" => SortDirection::Desc,
+                                _ => {
+                                    problems.push(format!("sort[{field}] must be one of the following values: asc, desc"));
+                                    continue;
+                                }
+                            };
+                            if field == "createdAt" {
+                                created_at = direction;
+                            } else {
+                                sorts.retain(|(f, _)| f != field);
+                                sorts.push((field.to_owned(), direction));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ApiError::Invalid(problems));
+        }
+        sorts.push(("createdAt".to_owned(), created_at));
+        Ok(ListQuery { page, limit, filters, sorts })
+    }
+
+    /// The `query` echo of the envelope.
+    pub fn echo(&self) -> types::ListQuery {
+        types::ListQuery {
+            page: i64::try_from(self.page).ok(),
+            limit: i64::try_from(self.limit).ok(),
+            filter: self.filters.iter().cloned().collect::<BTreeMap<_, _>>(),
+            sort: self.sorts.iter().cloned().collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    /// Filters, sorts and pages `records`, and writes the envelope. Items are the records' cached JSON.
+    pub fn respond<'a, T: Listable + 'a>(&self, records: impl Iterator<Item = &'a Record<T>>) -> Response {
+        let mut selected: Vec<&Record<T>> = records
+            .filter(|r| self.filters.iter().all(|(field, values)| r.value.matches(field, values)))
+            .collect();
+        selected.sort_by(|a, b| self.compare(a, b));
+        let total = selected.len() as u64;
+        let total_pages = total.div_ceil(self.limit);
+        let skip = (self.page - 1).saturating_mul(self.limit);
+        let page: Vec<&Record<T>> = selected
+            .into_iter()
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+            .take(usize::try_from(self.limit).unwrap_or(usize::MAX))
+            .collect();
+        let (start, end) = if page.is_empty() {
+            (0, 0)
+        } else {
+            (skip + 1, skip + page.len() as u64)
+        };
+        let echo = serde_json::to_vec(&self.echo()).unwrap_or_else(|_| b"{}".to_vec());
+        let mut body = BytesMut::with_capacity(page.iter().map(|r| r.json.len() + 1).sum::<usize>() + 160);
+        body.put_slice(b"{");
+        // Empty fields are omitted, as the service does (and as the generated types serialize).
+        if !page.is_empty() {
+            body.put_slice(b"\"items\":[");
+            for (i, record) in page.iter().enumerate() {
+                if i > 0 {
+                    body.put_u8(b',');
+                }
+                body.put_slice(&record.json);
+            }
+            body.put_slice(b"],");
+        }
+        body.put_slice(
+            format!("\"totalItems\":{total},\"startItem\":{start},\"endItem\":{end},\"totalPages\":{total_pages},\"query\":")
+                .as_bytes(),
+        );
+        body.put_slice(&echo);
+        body.put_u8(b'}');
+        ([(header::CONTENT_TYPE, "application/json")], Bytes::from(body)).into_response()
+    }
+
+    fn compare<T: Listable>(&self, a: &Record<T>, b: &Record<T>) -> Ordering {
+        for (field, direction) in &self.sorts {
+            let ordering = match (a.value.time(field), b.value.time(field)) {
+                (None, None) => a.value.text(field).cmp(&b.value.text(field)),
+                (ta, tb) => ta.cmp(&tb),
+            };
+            let ordering = match direction {
+                SortDirection::Asc => ordering,
+                SortDirection::Desc => ordering.reverse(),
+            };
+            if ordering != Ordering::Equal {
+                return ordering;
+            }
+        }
+        // Creation order breaks ties inside one millisecond, in createdAt's direction.
+        let by_creation = a.seq.cmp(&b.seq);
+        match self.sorts.last() {
+            Some((_, SortDirection::Asc)) => by_creation,
+            _ => by_creation.reverse(),
+        }
+    }
+}
+
+fn parse_positive(name: &str, value: &str) -> Result<u64, String> {
+    match value.trim().parse::<i128>() {
+        Ok(n) if n < 1 => Err(format!("{name} must not be less than 1")),
+        Ok(n) => u64::try_from(n).map_err(|_| format!("{name} must be an integer number")),
+        Err(_) => Err(format!("{name} must be an integer number")),
+    }
+}
+
+/// `filter[status]` → `status` for prefix `filter`.
+fn bracketed<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
+    key.strip_prefix(prefix)?.strip_prefix('[')?.strip_suffix(']')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ORDERS: ListSpec = ListSpec {
+        filters: &["status", "externalOrderId"],
+        sorts: &["updatedAt", "createdAt"],
+    };
+
+    #[test]
+    fn defaults_and_the_created_at_tiebreak() {
+        let q = ListQuery::parse(None, ORDERS).unwrap();
+        assert_eq!((q.page, q.limit), (1, 50));
+        assert_eq!(q.sorts, vec![("createdAt".to_owned(), SortDirection::Desc)]);
+        let q = ListQuery::parse(Some("sort[createdAt]=asc&sort[updatedAt]=desc"), ORDERS).unwrap();
+        assert_eq!(
+            q.sorts,
+            vec![("updatedAt".to_owned(), SortDirection::Desc), ("createdAt".to_owned(), SortDirection::Asc)]
+        );
+    }
+
+    #[test]
+    fn filters_split_on_commas_and_unknown_keys_are_ignored() {
+        let q = ListQuery::parse(Some("filter%5Bstatus%5D=pending%2Con_hold&filter[color]=x&foo=1"), ORDERS).unwrap();
+        assert_eq!(q.filters, vec![("status".to_owned(), vec!["pending".to_owned(), "on_hold".to_owned()])]);
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let error = ListQuery::parse(Some("page=0&limit=101&sort[updatedAt]=up"), ORDERS).unwrap_err();
+        assert_eq!(
+            error,
+            ApiError::Invalid(vec![
+                "page must not be less than 1".into(),
+                "limit must not be greater than 100".into(),
+                "sort[updatedAt] must be one of the following values: asc, desc".into(),
+            ])
+        );
+        let error = ListQuery::parse(Some("limit=abc&page=1e3"), ORDERS).unwrap_err();
+        assert_eq!(
+            error,
+            ApiError::Invalid(vec!["limit must be an integer number".into(), "page must be an integer number".into()])
+        );
+    }
+}

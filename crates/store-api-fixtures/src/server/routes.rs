@@ -1,0 +1,294 @@
+//! The Store API's eleven operations.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use store_api::validate::artwork_url::check_url;
+use store_api_raw::types;
+
+use super::auth::StoreId;
+use super::body;
+use super::list::{ListQuery, ListSpec, Listable};
+use crate::Shared;
+use crate::artwork::ArtworkFetcher;
+use crate::error::ApiError;
+use crate::events::emit;
+use crate::state::{Record, StoredImage, new_id, now};
+
+type Params = Path<std::collections::HashMap<String, String>>;
+
+fn json(status: StatusCode, bytes: Bytes) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+fn param(params: &Params, name: &str) -> String {
+    params.get(name).cloned().unwrap_or_default()
+}
+
+pub(crate) async fn status(Extension(StoreId(store_id)): Extension<StoreId>) -> Response {
+    let result = types::StatusResult {
+        status: Some("ok".into()),
+        message: Some("The API is reachable and the key matches the store".into()),
+        version: Some(store_api_raw::API_VERSION.into()),
+        store: Some(types::StoreRef { id: store_id }),
+        checked_at: Some(now()),
+    };
+    json(StatusCode::OK, serde_json::to_vec(&result).unwrap_or_default().into())
+}
+
+const CATALOG: ListSpec = ListSpec {
+    filters: &["productType", "decorationMethod"],
+    sorts: &["name", "updatedAt", "createdAt"],
+};
+const PRODUCTS: ListSpec = ListSpec {
+    filters: &["status"],
+    sorts: &["name", "updatedAt", "createdAt"],
+};
+const ARTWORKS: ListSpec = ListSpec {
+    filters: &[],
+    sorts: &["name", "createdAt"],
+};
+const ORDERS: ListSpec = ListSpec {
+    filters: &["status", "fulfillmentStatus", "paymentStatus", "externalOrderId"],
+    sorts: &["updatedAt", "createdAt"],
+};
+
+pub(crate) async fn list_catalog(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = ListQuery::parse(query.as_deref(), CATALOG)?;
+    let state = shared.lock();
+    Ok(query.respond(state.visible_catalog(&store_id).map(|b| &b.record)))
+}
+
+pub(crate) async fn get_catalog(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let id = param(&params, "catalogProductId");
+    let state = shared.lock();
+    state
+        .visible_catalog(&store_id)
+        .find(|b| b.record.value.id == id)
+        .map(|b| json(StatusCode::OK, b.record.json.clone()))
+        .ok_or_else(|| ApiError::NotFound("Catalog product not found".into()))
+}
+
+pub(crate) async fn list_products(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = ListQuery::parse(query.as_deref(), PRODUCTS)?;
+    let state = shared.lock();
+    let store = state.stores.get(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    Ok(query.respond(store.products.iter()))
+}
+
+pub(crate) async fn get_product(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let id = param(&params, "productId");
+    let state = shared.lock();
+    state
+        .stores
+        .get(&store_id)
+        .and_then(|s| s.products.iter().find(|p| p.value.id == id))
+        .map(|p| json(StatusCode::OK, p.json.clone()))
+        .ok_or_else(|| ApiError::NotFound("Product not found".into()))
+}
+
+pub(crate) async fn list_artworks(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = ListQuery::parse(query.as_deref(), ARTWORKS)?;
+    let state = shared.lock();
+    let store = state.stores.get(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    Ok(query.respond(store.artworks.iter()))
+}
+
+pub(crate) async fn get_artwork(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let id = param(&params, "artworkId");
+    let state = shared.lock();
+    state
+        .stores
+        .get(&store_id)
+        .and_then(|s| s.artworks.iter().find(|a| a.value.id == id))
+        .map(|a| json(StatusCode::OK, a.json.clone()))
+        .ok_or_else(|| ApiError::NotFound("Artwork not found".into()))
+}
+
+/// Validates the body and the URL, downloads the image (without holding the state lock), stores the copy
+/// and serves it at the artwork's `image.url`.
+pub(crate) async fn create_artwork(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    request_body: Body,
+) -> Result<Response, ApiError> {
+    let bytes = body::read(request_body).await?;
+    let request: types::CreateArtworkRequest = body::decode(&bytes)?;
+    let url = check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
+    let image = shared
+        .downloader
+        .fetch(&url)
+        .await
+        .map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
+    let image_id = new_id("img");
+    let at = now();
+    let artwork = types::Artwork {
+        id: new_id("art"),
+        name: Some(request.name.to_string()),
+        image: Some(types::ImageRef {
+            id: image_id.clone(),
+            url: Some(format!("{}/_emulator/images/{image_id}", shared.origin)),
+        }),
+        created_at: Some(at),
+        updated_at: Some(at),
+    };
+    let record = {
+        let mut state = shared.lock();
+        let seq = state.next_sequence();
+        state.images.insert(
+            image_id,
+            StoredImage {
+                content_type: image.content_type.to_owned(),
+                bytes: image.bytes,
+            },
+        );
+        let store = state.stores.get_mut(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+        let record = Record::new(seq, artwork);
+        store.artworks.push(record.clone());
+        record
+    };
+    Ok(json(StatusCode::CREATED, record.json))
+}
+
+pub(crate) async fn list_orders(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = ListQuery::parse(query.as_deref(), ORDERS)?;
+    let state = shared.lock();
+    let store = state.stores.get(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    Ok(query.respond(store.orders.iter()))
+}
+
+pub(crate) async fn get_order(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let id = param(&params, "orderId");
+    let state = shared.lock();
+    state
+        .stores
+        .get(&store_id)
+        .and_then(|s| s.order(&id))
+        .map(|o| json(StatusCode::OK, o.json.clone()))
+        .ok_or_else(|| ApiError::NotFound("Order not found".into()))
+}
+
+pub(crate) async fn create_order(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+    request_body: Body,
+) -> Result<Response, ApiError> {
+    let bytes = body::read(request_body).await?;
+    let request: types::CreateOrderRequest = body::decode(&bytes)?;
+    let (order, event) = {
+        let mut state = shared.lock();
+        crate::orders::create(&mut state, &store_id, request)?
+    };
+    emit(&shared, vec![event]);
+    Ok(json(StatusCode::CREATED, serde_json::to_vec(&order).unwrap_or_default().into()))
+}
+
+// ---- sorting and filtering of each resource
+
+fn time_field(created: Option<DateTime<Utc>>, updated: Option<DateTime<Utc>>, field: &str) -> Option<DateTime<Utc>> {
+    match field {
+        "createdAt" => created,
+        "updatedAt" => updated,
+        _ => None,
+    }
+}
+
+impl Listable for types::CatalogProduct {
+    fn text(&self, field: &str) -> Option<&str> {
+        (field == "name").then_some(self.name.as_deref()).flatten()
+    }
+    fn time(&self, field: &str) -> Option<DateTime<Utc>> {
+        time_field(self.created_at, self.updated_at, field)
+    }
+    fn matches(&self, field: &str, values: &[String]) -> bool {
+        match field {
+            "productType" => self.product_type.as_ref().is_some_and(|t| values.contains(t)),
+            "decorationMethod" => self.decoration_methods.iter().any(|m| values.iter().any(|v| v == m.as_str())),
+            _ => true,
+        }
+    }
+}
+
+impl Listable for types::Product {
+    fn text(&self, field: &str) -> Option<&str> {
+        (field == "name").then_some(self.name.as_deref()).flatten()
+    }
+    fn time(&self, field: &str) -> Option<DateTime<Utc>> {
+        time_field(self.created_at, self.updated_at, field)
+    }
+    fn matches(&self, field: &str, values: &[String]) -> bool {
+        match field {
+            "status" => self.status.as_ref().is_some_and(|s| values.iter().any(|v| v == s.as_str())),
+            _ => true,
+        }
+    }
+}
+
+impl Listable for types::Artwork {
+    fn text(&self, field: &str) -> Option<&str> {
+        (field == "name").then_some(self.name.as_deref()).flatten()
+    }
+    fn time(&self, field: &str) -> Option<DateTime<Utc>> {
+        time_field(self.created_at, self.updated_at, field)
+    }
+    fn matches(&self, _field: &str, _values: &[String]) -> bool {
+        true
+    }
+}
+
+impl Listable for types::Order {
+    fn text(&self, _field: &str) -> Option<&str> {
+        None
+    }
+    fn time(&self, field: &str) -> Option<DateTime<Utc>> {
+        time_field(self.created_at, self.updated_at, field)
+    }
+    fn matches(&self, field: &str, values: &[String]) -> bool {
+        let value = match field {
+            "status" => self.status.as_ref().map(|s| s.as_str()),
+            "fulfillmentStatus" => self.fulfillment_status.as_ref().map(|s| s.as_str()),
+            "paymentStatus" => self.payment_status.as_ref().map(|s| s.as_str()),
+            "externalOrderId" => self.external_order_id.as_deref(),
+            _ => return true,
+        };
+        value.is_some_and(|v| values.iter().any(|wanted| wanted == v))
+    }
+}

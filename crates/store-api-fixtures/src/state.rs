@@ -1,0 +1,247 @@
+//! The emulator's in-memory state, and its optional persistence as one JSON file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bytes::Bytes;
+use chrono::{DateTime, SubsecRound, Utc};
+use serde::{Deserialize, Serialize};
+use store_api_raw::types;
+
+use crate::seed::{Pricing, Seed};
+
+/// The current time, truncated to milliseconds like the service's timestamps.
+pub(crate) fn now() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(3)
+}
+
+/// A new opaque id: `prefix_` and 16 random hex digits.
+pub(crate) fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{:016x}", rand::random::<u64>())
+}
+
+/// A resource with its creation sequence (the final sort tiebreak, so pages are stable even when two
+/// resources share a millisecond) and its JSON, serialized once per change rather than once per read.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Record<T> {
+    pub seq: u64,
+    pub value: T,
+    #[serde(skip)]
+    pub json: Bytes,
+}
+
+impl<T: Serialize> Record<T> {
+    pub fn new(seq: u64, value: T) -> Record<T> {
+        let mut record = Record {
+            seq,
+            value,
+            json: Bytes::new(),
+        };
+        record.refresh();
+        record
+    }
+
+    pub fn set(&mut self, value: T) {
+        self.value = value;
+        self.refresh();
+    }
+
+    pub fn refresh(&mut self) {
+        // Serializing the generated types cannot fail (no maps with non-string keys, no custom
+        // serializers that error); an empty object is a safe fallback all the same.
+        self.json = serde_json::to_vec(&self.value)
+            .map(Bytes::from)
+            .unwrap_or_else(|_| Bytes::from_static(b"{}"));
+    }
+}
+
+/// One stored artwork image, served at the `image.url` the artwork carries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StoredImage {
+    pub content_type: String,
+    #[serde(with = "base64_bytes")]
+    pub bytes: Bytes,
+}
+
+/// One delivery attempt of a webhook event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Delivery {
+    /// The event's id (the same for every attempt of one event).
+    pub event_id: String,
+    /// The event's topic.
+    pub topic: String,
+    /// Where it was sent.
+    pub url: String,
+    /// 1 for the first attempt, up to 5.
+    pub attempt: u32,
+    /// The receiver's HTTP status, when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Why the attempt failed without a status (connection refused, timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Whether this attempt counted as delivered (a 2xx answer).
+    pub delivered: bool,
+    /// When the attempt was made.
+    pub at: DateTime<Utc>,
+}
+
+/// A blank of the catalog with the emulator's price for it and the stores that see it if private.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Blank {
+    pub record: Record<types::CatalogProduct>,
+    pub base_cost: f64,
+    pub private_to: Vec<String>,
+}
+
+/// One store and everything it owns.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StoreState {
+    pub id: String,
+    pub name: String,
+    pub api_key: String,
+    pub active: bool,
+    pub products: Vec<Record<types::Product>>,
+    pub artworks: Vec<Record<types::Artwork>>,
+    pub orders: Vec<Record<types::Order>>,
+    /// Topic → URL.
+    pub webhooks: BTreeMap<String, String>,
+    pub deliveries: Vec<Delivery>,
+    /// Number of the store's last order, for order names (`#1001`).
+    pub order_number: u64,
+}
+
+impl StoreState {
+    pub fn order(&self, id: &str) -> Option<&Record<types::Order>> {
+        self.orders.iter().find(|o| o.value.id == id)
+    }
+
+    pub fn order_mut(&mut self, id: &str) -> Option<&mut Record<types::Order>> {
+        self.orders.iter_mut().find(|o| o.value.id == id)
+    }
+
+    pub fn order_by_external_id(&self, external_id: &str) -> Option<&Record<types::Order>> {
+        self.orders
+            .iter()
+            .find(|o| o.value.external_order_id.as_deref() == Some(external_id))
+    }
+}
+
+/// Everything the emulator knows.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct State {
+    pub stores: BTreeMap<String, StoreState>,
+    pub catalog: Vec<Blank>,
+    pub pricing: Pricing,
+    /// Stored artwork images by image id.
+    pub images: BTreeMap<String, StoredImage>,
+    /// Last creation sequence number handed out.
+    pub sequence: u64,
+}
+
+impl State {
+    /// A fresh state holding the seed's data.
+    pub fn from_seed(seed: Seed) -> State {
+        let mut state = State {
+            stores: BTreeMap::new(),
+            catalog: Vec::new(),
+            pricing: seed.pricing,
+            images: BTreeMap::new(),
+            sequence: 0,
+        };
+        for store in seed.stores {
+            state.stores.insert(
+                store.id.clone(),
+                StoreState {
+                    id: store.id,
+                    name: store.name,
+                    api_key: store.api_key,
+                    active: store.active,
+                    products: Vec::new(),
+                    artworks: Vec::new(),
+                    orders: Vec::new(),
+                    webhooks: BTreeMap::new(),
+                    deliveries: Vec::new(),
+                    order_number: 1000,
+                },
+            );
+        }
+        for blank in seed.catalog {
+            let seq = state.next_sequence();
+            state.catalog.push(Blank {
+                record: Record::new(seq, blank.product),
+                base_cost: blank.base_cost,
+                private_to: blank.private_to,
+            });
+        }
+        for product in seed.products {
+            let seq = state.next_sequence();
+            if let Some(store) = state.stores.get_mut(&product.store_id) {
+                store.products.push(Record::new(seq, product.product));
+            }
+        }
+        state
+    }
+
+    pub fn next_sequence(&mut self) -> u64 {
+        self.sequence += 1;
+        self.sequence
+    }
+
+    /// The blanks this store may see: public ones and private ones assigned to it.
+    pub fn visible_catalog<'a>(&'a self, store_id: &'a str) -> impl Iterator<Item = &'a Blank> + 'a {
+        self.catalog
+            .iter()
+            .filter(move |blank| blank.private_to.is_empty() || blank.private_to.iter().any(|s| s == store_id))
+    }
+
+    /// Reads a state file written by [`State::save`].
+    pub fn load(path: &Path) -> Result<State, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut state: State =
+            serde_json::from_str(&text).map_err(|e| format!("invalid state file {}: {e}", path.display()))?;
+        state.catalog.iter_mut().for_each(|b| b.record.refresh());
+        for store in state.stores.values_mut() {
+            store.products.iter_mut().for_each(Record::refresh);
+            store.artworks.iter_mut().for_each(Record::refresh);
+            store.orders.iter_mut().for_each(Record::refresh);
+        }
+        Ok(state)
+    }
+
+    /// Writes the state atomically: a temporary file in the same folder, then a rename, so a crash
+    /// never leaves a half-written file behind.
+    pub fn save(&self, path: &Path) -> Result<(), String> {
+        let json = serde_json::to_vec(self).map_err(|e| format!("cannot encode state: {e}"))?;
+        let mut temp = path.as_os_str().to_owned();
+        temp.push(format!(".tmp-{}", std::process::id()));
+        let temp = std::path::PathBuf::from(temp);
+        std::fs::write(&temp, json).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
+        std::fs::rename(&temp, path).map_err(|e| format!("cannot rename onto {}: {e}", path.display()))
+    }
+}
+
+mod base64_bytes {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use bytes::Bytes;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &Bytes, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Bytes, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        STANDARD
+            .decode(text)
+            .map(Bytes::from)
+            .map_err(serde::de::Error::custom)
+    }
+}

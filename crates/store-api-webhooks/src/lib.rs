@@ -1,0 +1,15 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+#[cfg(feature = "axum")]
+pub mod axum;
+pub mod dedupe;
+mod error;
+mod event;
+mod signature;
+mod verifier;
+
+pub use error::{PayloadError, WebhookError};
+pub use event::{Event, EventData, Resource, Topic};
+pub use signature::{SIGNATURE_HEADER, sign};
+pub use verifier::{DEFAULT_MAX_BODY_BYTES, Verifier};

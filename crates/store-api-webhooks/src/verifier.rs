@@ -1,0 +1,185 @@
+//! Checks deliveries against a store's key (or the keys of a rotation window) and reads the event.
+
+use std::fmt;
+use std::sync::Arc;
+
+use hmac::Mac;
+use reqwest::header::HeaderMap;
+
+use crate::error::{PayloadError, WebhookError};
+use crate::event::Event;
+use crate::signature::{HmacSha256, SIGNATURE_HEADER, Signature, keyed_mac};
+
+/// Largest body a [`Verifier`] accepts unless told otherwise: 1 MiB, far above a ~300-byte event.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Verifies the `X-Service-Signature` of deliveries and parses their events.
+///
+/// Holds one key, or several during a key rotation: the service switches to the new key at once, but a
+/// delivery already being retried may still carry a signature made with the old one. Keep both with
+/// [`Verifier::with_keys`] (or [`Verifier::rotated`]) until those retries are over, then drop the old one.
+///
+/// Cheap to clone (the keys are shared). `Debug` shows how many keys it holds, never the keys.
+#[derive(Clone)]
+pub struct Verifier {
+    keys: Arc<[SigningKey]>,
+    max_body_bytes: usize,
+}
+
+/// A key, kept as an HMAC already keyed with it, so verifying does not rehash the key.
+#[derive(Clone)]
+struct SigningKey {
+    mac: HmacSha256,
+    key: store_api_raw::ApiKey,
+}
+
+impl Verifier {
+    /// A verifier for the store API key `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self::with_keys([key])
+    }
+
+    /// A verifier that accepts a signature made with any of `keys`, the current one first. With no key at
+    /// all, every signature is a mismatch.
+    pub fn with_keys<K: Into<String>>(keys: impl IntoIterator<Item = K>) -> Self {
+        let keys = keys
+            .into_iter()
+            .map(|key| {
+                let key = key.into();
+                SigningKey {
+                    mac: keyed_mac(&key),
+                    key: store_api_raw::ApiKey::new(key),
+                }
+            })
+            .collect();
+        Self {
+            keys,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+
+    /// This verifier after a rotation to `new_key`: accepts the new key and the current one (the first of
+    /// this verifier), drops any older.
+    pub fn rotated(&self, new_key: impl Into<String>) -> Self {
+        let mut keys = vec![new_key.into()];
+        keys.extend(self.keys.first().map(|k| k.key.expose_secret().to_owned()));
+        Self::with_keys(keys).with_max_body_bytes(self.max_body_bytes)
+    }
+
+    /// Sets the largest body accepted, in bytes (default [`DEFAULT_MAX_BODY_BYTES`]).
+    pub fn with_max_body_bytes(mut self, limit: usize) -> Self {
+        self.max_body_bytes = limit;
+        self
+    }
+
+    /// The largest body accepted, in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// How many keys this verifier accepts.
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Checks `signature` (the `X-Service-Signature` value) against the exact `raw_body`, then parses the
+    /// event. The body is not parsed unless the signature checks out.
+    ///
+    /// ```
+    /// use store_api_webhooks::{Topic, Verifier, WebhookError, sign};
+    ///
+    /// let body = br#"{"id":"evt_1","storeId":"store_1","topic":"orders_create","data":{"id":"ord_1"}}"#;
+    /// let verifier = Verifier::new("key");
+    ///
+    /// let event = verifier.verify(&sign("key", body), body)?;
+    /// assert_eq!(event.topic, Topic::OrdersCreate);
+    ///
+    /// let forged = verifier.verify(&sign("another key", body), body);
+    /// assert!(matches!(forged, Err(WebhookError::SignatureMismatch)));
+    /// # Ok::<(), WebhookError>(())
+    /// ```
+    pub fn verify(&self, signature: &str, raw_body: &[u8]) -> Result<Event, WebhookError> {
+        self.verify_signature(signature, raw_body)?;
+        parse(raw_body)
+    }
+
+    /// Like [`Verifier::verify`], taking the signature from the request's headers (`HeaderMap` is the
+    /// `http` crate's, the same type as `axum::http::HeaderMap`). Only the first `X-Service-Signature`
+    /// value is read.
+    pub fn verify_headers(
+        &self,
+        headers: &HeaderMap,
+        raw_body: &[u8],
+    ) -> Result<Event, WebhookError> {
+        let signature = signature_from_headers(headers)?;
+        self.check_body_size(raw_body.len())?;
+        self.check(&signature, raw_body)?;
+        parse(raw_body)
+    }
+
+    /// Checks `signature` against `raw_body` without parsing the body.
+    ///
+    /// The comparison is constant-time (`hmac`'s `verify_slice`). Accepted forms: 64 hex digits in either
+    /// case, or the standard base64 of the 32 bytes, optionally after `sha256=`, with surrounding
+    /// whitespace ignored.
+    pub fn verify_signature(&self, signature: &str, raw_body: &[u8]) -> Result<(), WebhookError> {
+        let signature = Signature::parse(signature)?;
+        self.check_body_size(raw_body.len())?;
+        self.check(&signature, raw_body)
+    }
+
+    /// Refuses a body (or an announced `Content-Length`) over the limit.
+    pub(crate) fn check_body_size(&self, length: usize) -> Result<(), WebhookError> {
+        if length > self.max_body_bytes {
+            return Err(WebhookError::BodyTooLarge {
+                limit: self.max_body_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether any key signed `raw_body` with `signature`.
+    pub(crate) fn check(&self, signature: &Signature, raw_body: &[u8]) -> Result<(), WebhookError> {
+        // Every key is tried even after a match would be found, so timing does not tell which key matched.
+        let matched = self.keys.iter().fold(false, |matched, key| {
+            let ok = key
+                .mac
+                .clone()
+                .chain_update(raw_body)
+                .verify_slice(signature.as_bytes())
+                .is_ok();
+            matched | ok
+        });
+        if matched {
+            Ok(())
+        } else {
+            Err(WebhookError::SignatureMismatch)
+        }
+    }
+}
+
+/// The decoded `X-Service-Signature` of a request.
+pub(crate) fn signature_from_headers(headers: &HeaderMap) -> Result<Signature, WebhookError> {
+    let value = headers
+        .get(SIGNATURE_HEADER)
+        .ok_or(WebhookError::MissingSignature)?;
+    let value = value
+        .to_str()
+        .map_err(|_| WebhookError::MalformedSignature)?;
+    Signature::parse(value)
+}
+
+/// Reads a verified body as an event.
+pub(crate) fn parse(raw_body: &[u8]) -> Result<Event, WebhookError> {
+    serde_json::from_slice(raw_body)
+        .map_err(|error| WebhookError::MalformedPayload(PayloadError::from(error)))
+}
+
+impl fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Verifier")
+            .field("keys", &self.keys.len())
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}

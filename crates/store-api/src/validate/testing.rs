@@ -1,0 +1,351 @@
+//! Test fixtures for the order validator: an in-memory [`TestCatalog`] implementing [`OrderContext`], and
+//! builders for requests, products and blanks.
+//!
+//! Compiled for this crate's own tests and, for other crates (the emulator's and the workspace's tests),
+//! behind the `testing` feature: `store-api = { workspace = true, features = ["testing"] }` in
+//! `[dev-dependencies]`. Not for production use: the builders panic on invalid literals.
+#![allow(clippy::expect_used)]
+
+use std::num::NonZeroU64;
+
+use store_api_raw::open::{DecorationMethod, ProductStatus};
+use store_api_raw::types;
+
+use super::OrderContext;
+
+/// An in-memory store: products, blanks visible to the store, and artwork ids. Lookups scan the lists.
+#[derive(Clone, Debug, Default)]
+pub struct TestCatalog {
+    /// The store's products.
+    pub products: Vec<types::Product>,
+    /// The blanks visible to the store.
+    pub catalog_products: Vec<types::CatalogProduct>,
+    /// Ids of the store's artworks.
+    pub artwork_ids: Vec<String>,
+}
+
+impl TestCatalog {
+    /// A small store covering every rule:
+    ///
+    /// | Product | Status | Variants (id / SKU) |
+    /// |---|---|---|
+    /// | `prod_tee` | active | `var_tee_s` / `TEE-S`, `var_tee_m` / `TEE-M`, `var_tee_old` / `TEE-OLD` (discontinued) |
+    /// | `prod_hidden` | unlisted | `var_hidden` / `HIDDEN` |
+    /// | `prod_draft` | draft | `var_draft` / `DRAFT` |
+    /// | `prod_archived` | archived | `var_archived` / `ARCHIVED` |
+    /// | `prod_gone` | active, discontinued | `var_gone` / `GONE` |
+    /// | `prod_future` | `scheduled` (unknown to the SDK) | `var_future` / `FUTURE` |
+    ///
+    /// | Blank | Methods | Locations (print area, methods there) | Variants |
+    /// |---|---|---|---|
+    /// | `cp_tee` | direct_to_garment, screen_printing, embroidery | `front` 12 x 16 (direct_to_garment, screen_printing); `back` 12 x 16 (direct_to_garment); `left_chest` 4 x 4 (embroidery, direct_to_garment) | `cv_tee_white_m`, `cv_tee_black_m`, `cv_tee_old` (discontinued) |
+    /// | `cp_retired` (discontinued) | direct_to_garment | `front` 10 x 10 (direct_to_garment) | `cv_retired` |
+    ///
+    /// Artworks: `art_logo`, `art_text`.
+    pub fn sample() -> Self {
+        use DecorationMethod::{DirectToGarment as Dtg, Embroidery, ScreenPrinting as Screen};
+
+        let mut tee = product(
+            "prod_tee",
+            ProductStatus::Active,
+            &[("var_tee_s", "TEE-S"), ("var_tee_m", "TEE-M")],
+        );
+        let mut old_tee = product_variant("var_tee_old", "TEE-OLD");
+        old_tee.is_discontinued = Some(true);
+        tee.variants.push(old_tee);
+        let mut gone = product("prod_gone", ProductStatus::Active, &[("var_gone", "GONE")]);
+        gone.is_discontinued = Some(true);
+
+        let mut blank_tee = catalog_product(
+            "cp_tee",
+            &[Dtg, Screen, Embroidery],
+            vec![
+                location("front", &[Dtg, Screen], 12.0, 16.0),
+                location("back", &[Dtg], 12.0, 16.0),
+                location("left_chest", &[Embroidery, Dtg], 4.0, 4.0),
+            ],
+            &["cv_tee_white_m", "cv_tee_black_m", "cv_tee_old"],
+        );
+        if let Some(old) = blank_tee
+            .variants
+            .iter_mut()
+            .find(|variant| variant.id == "cv_tee_old")
+        {
+            old.is_discontinued = Some(true);
+        }
+        let mut retired = catalog_product(
+            "cp_retired",
+            &[Dtg],
+            vec![location("front", &[Dtg], 10.0, 10.0)],
+            &["cv_retired"],
+        );
+        retired.is_discontinued = Some(true);
+
+        Self {
+            products: vec![
+                tee,
+                product(
+                    "prod_hidden",
+                    ProductStatus::Unlisted,
+                    &[("var_hidden", "HIDDEN")],
+                ),
+                product(
+                    "prod_draft",
+                    ProductStatus::Draft,
+                    &[("var_draft", "DRAFT")],
+                ),
+                product(
+                    "prod_archived",
+                    ProductStatus::Archived,
+                    &[("var_archived", "ARCHIVED")],
+                ),
+                gone,
+                product(
+                    "prod_future",
+                    ProductStatus::from("scheduled"),
+                    &[("var_future", "FUTURE")],
+                ),
+            ],
+            catalog_products: vec![blank_tee, retired],
+            artwork_ids: vec!["art_logo".to_owned(), "art_text".to_owned()],
+        }
+    }
+}
+
+impl OrderContext for TestCatalog {
+    fn product_variant(
+        &self,
+        variant_id: &str,
+    ) -> Option<(&types::Product, &types::ProductVariant)> {
+        self.products.iter().find_map(|product| {
+            let variant = product
+                .variants
+                .iter()
+                .find(|variant| variant.id == variant_id)?;
+            Some((product, variant))
+        })
+    }
+
+    fn product_variant_by_sku(
+        &self,
+        sku: &str,
+    ) -> Option<(&types::Product, &types::ProductVariant)> {
+        self.products.iter().find_map(|product| {
+            let variant = product
+                .variants
+                .iter()
+                .find(|variant| variant.sku.as_deref() == Some(sku))?;
+            Some((product, variant))
+        })
+    }
+
+    fn catalog_variant(
+        &self,
+        catalog_variant_id: &str,
+    ) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
+        self.catalog_products.iter().find_map(|blank| {
+            let variant = blank
+                .variants
+                .iter()
+                .find(|variant| variant.id == catalog_variant_id)?;
+            Some((blank, variant))
+        })
+    }
+
+    fn artwork_exists(&self, artwork_id: &str) -> bool {
+        self.artwork_ids.iter().any(|id| id == artwork_id)
+    }
+}
+
+/// A product with `status` and one variant per `(id, sku)`.
+pub fn product(id: &str, status: ProductStatus, variants: &[(&str, &str)]) -> types::Product {
+    types::Product {
+        color_metadata: Vec::new(),
+        colors: Vec::new(),
+        created_at: None,
+        id: id.to_owned(),
+        images: Vec::new(),
+        is_discontinued: Some(false),
+        name: Some(format!("Product {id}")),
+        product_type: None,
+        sizes: Vec::new(),
+        status: Some(status),
+        tags: Vec::new(),
+        updated_at: None,
+        variants: variants
+            .iter()
+            .map(|(variant_id, sku)| product_variant(variant_id, sku))
+            .collect(),
+        vendor: None,
+    }
+}
+
+/// A product variant that is not discontinued.
+pub fn product_variant(id: &str, sku: &str) -> types::ProductVariant {
+    types::ProductVariant {
+        color: None,
+        compare_at_price: None,
+        cost: Some(10.0),
+        id: id.to_owned(),
+        is_discontinued: Some(false),
+        name: Some(format!("Variant {id}")),
+        position: None,
+        price: None,
+        size: None,
+        sku: Some(sku.to_owned()),
+    }
+}
+
+/// A blank supporting `methods`, with `locations` and one variant per id, none discontinued.
+pub fn catalog_product(
+    id: &str,
+    methods: &[DecorationMethod],
+    locations: Vec<types::DecorationLocation>,
+    variant_ids: &[&str],
+) -> types::CatalogProduct {
+    types::CatalogProduct {
+        brand: None,
+        color_metadata: Vec::new(),
+        colors: Vec::new(),
+        created_at: None,
+        decoration_locations: locations,
+        decoration_methods: methods.to_vec(),
+        id: id.to_owned(),
+        images: Vec::new(),
+        is_discontinued: Some(false),
+        name: Some(format!("Blank {id}")),
+        product_type: None,
+        sizes: Vec::new(),
+        style: None,
+        updated_at: None,
+        variants: variant_ids
+            .iter()
+            .map(|variant_id| types::CatalogVariant {
+                color: None,
+                id: (*variant_id).to_owned(),
+                is_discontinued: Some(false),
+                name: None,
+                position: None,
+                size: None,
+            })
+            .collect(),
+    }
+}
+
+/// A decoration location of `width` by `height` inches allowing `methods`.
+pub fn location(
+    name: &str,
+    methods: &[DecorationMethod],
+    width: f64,
+    height: f64,
+) -> types::DecorationLocation {
+    types::DecorationLocation {
+        decoration_location: Some(name.to_owned()),
+        decoration_methods: methods.to_vec(),
+        physical_height: Some(height),
+        physical_width: Some(width),
+        position: None,
+    }
+}
+
+/// `quantity` as the request's type; 0 (which the type cannot carry) becomes 1.
+fn non_zero(quantity: u64) -> NonZeroU64 {
+    NonZeroU64::new(quantity).unwrap_or(NonZeroU64::MIN)
+}
+
+/// A line item with nothing set but its quantity; set the fields a test needs.
+pub fn bare_item(quantity: u64) -> types::LineItemInput {
+    types::LineItemInput {
+        catalog_product_variant_id: None,
+        decorations: Vec::new(),
+        is_custom: false,
+        product_variant_id: None,
+        quantity: non_zero(quantity),
+        sku: None,
+    }
+}
+
+/// A standard line item naming its variant by id.
+pub fn standard_item(variant_id: &str, quantity: u64) -> types::LineItemInput {
+    types::LineItemInput {
+        product_variant_id: Some(variant_id.to_owned()),
+        ..bare_item(quantity)
+    }
+}
+
+/// A standard line item naming its variant by SKU.
+pub fn sku_item(sku: &str, quantity: u64) -> types::LineItemInput {
+    types::LineItemInput {
+        sku: Some(sku.to_owned()),
+        ..bare_item(quantity)
+    }
+}
+
+/// A custom line item of one unit on catalog variant `catalog_variant_id`.
+pub fn custom_item(
+    catalog_variant_id: &str,
+    decorations: Vec<types::Decoration>,
+) -> types::LineItemInput {
+    types::LineItemInput {
+        is_custom: true,
+        catalog_product_variant_id: Some(catalog_variant_id.to_owned()),
+        decorations,
+        ..bare_item(1)
+    }
+}
+
+/// A decoration of `width` by `height` inches at the top of the location, horizontally centered.
+pub fn decoration(
+    location: &str,
+    method: DecorationMethod,
+    artwork_id: &str,
+    width: f64,
+    height: f64,
+) -> types::Decoration {
+    types::Decoration {
+        artwork_id: artwork_id.to_owned(),
+        decoration_location: location.to_owned(),
+        decoration_method: method,
+        horizontal_offset_from_center: 0.0,
+        physical_height: height,
+        physical_width: width,
+        vertical_offset_from_top: 0.0,
+    }
+}
+
+/// A valid US shipping address (Springfield, IL).
+pub fn shipping_address() -> types::ShippingAddressInput {
+    shipping_address_in("US", "IL")
+}
+
+/// A shipping address in `country`, state `state`, otherwise valid.
+///
+/// # Panics
+///
+/// If `country` is not two characters long (the request type cannot carry it).
+pub fn shipping_address_in(country: &str, state: &str) -> types::ShippingAddressInput {
+    types::ShippingAddressInput {
+        address: types::AddressInput {
+            apartment_or_suite: None,
+            city_or_town: "Springfield".parse().expect("a non-empty literal"),
+            country: country.parse().expect("a two-character country"),
+            state_or_province: state.to_owned(),
+            street_address: "1 Main St".parse().expect("a non-empty literal"),
+            zip_or_postal_code: "62701".to_owned(),
+        },
+        email: None,
+        first_name: "Ada".to_owned(),
+        last_name: "Lovelace".parse().expect("a non-empty literal"),
+        phone: None,
+    }
+}
+
+/// An order of `line_items` to [`shipping_address`], with external order id `ext-1`.
+pub fn order(line_items: Vec<types::LineItemInput>) -> types::CreateOrderRequest {
+    types::CreateOrderRequest {
+        external_order_id: Some("ext-1".parse().expect("a non-empty literal")),
+        line_items,
+        ordered_at: None,
+        shipping_address: shipping_address(),
+    }
+}
