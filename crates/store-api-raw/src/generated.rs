@@ -737,7 +737,7 @@ pub mod types {
         ///Page number.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub page: ::std::option::Option<i64>,
-        ///Map of sorted field to direction, in the order applied; always includes createdAt.
+        ///Map of sorted field to direction; always includes createdAt (which is applied last).
         #[serde(
             default,
             skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"

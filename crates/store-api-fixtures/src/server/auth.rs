@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
@@ -22,10 +23,16 @@ pub(crate) struct StoreId(pub String);
 
 pub(crate) async fn guard(
     State(shared): State<Arc<Shared>>,
-    Path(params): Path<HashMap<String, String>>,
+    params: Result<Path<HashMap<String, String>>, PathRejection>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    // A segment that does not percent-decode to UTF-8 names nothing: answer with the envelope, not
+    // axum's plain-text rejection.
+    let Path(params) = match params {
+        Ok(params) => params,
+        Err(rejection) => return ApiError::BadRequest(rejection.body_text()).into_response(),
+    };
     let store_id = params.get("storeId").cloned().unwrap_or_default();
     if let Err(error) = authenticate(&shared, &store_id, request.headers()) {
         return error.into_response();

@@ -29,11 +29,46 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if !value.is_object() {
         return Err(ApiError::Invalid(vec!["The request body must be a JSON object".into()]));
     }
+    // No request field of the spec is nullable, but serde reads `null` as an absent optional field.
+    let mut nulls = Vec::new();
+    null_paths(&value, &mut String::new(), &mut nulls);
+    if !nulls.is_empty() {
+        return Err(ApiError::Invalid(
+            nulls.into_iter().map(|path| format!("{path} must not be null")).collect(),
+        ));
+    }
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = dotted(error.path());
         let inner = error.into_inner().to_string();
         ApiError::Invalid(vec![field_message(&path, &inner)])
     })
+}
+
+/// Collects the dotted path of every `null` in `value`.
+fn null_paths(value: &serde_json::Value, path: &mut String, out: &mut Vec<String>) {
+    let mut visit = |segment: &str, child: &serde_json::Value, out: &mut Vec<String>| {
+        let len = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(segment);
+        null_paths(child, path, out);
+        path.truncate(len);
+    };
+    match value {
+        serde_json::Value::Null => out.push(path.clone()),
+        serde_json::Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                visit(&index.to_string(), item, out);
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            for (key, field) in fields {
+                visit(key, field, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// serde_path_to_error's path (`lineItems[0].quantity`) in the validator's form (`lineItems.0.quantity`).
@@ -105,6 +140,13 @@ mod tests {
     fn malformed_json_and_non_objects_are_4xx() {
         assert!(matches!(messages("{"), ApiError::BadRequest(_)));
         assert!(matches!(messages("[1]"), ApiError::Invalid(_)));
+        assert_eq!(
+            messages(r#"{"externalOrderId":null,"lineItems":[{"quantity":1,"sku":null}]}"#),
+            ApiError::Invalid(vec![
+                "externalOrderId must not be null".into(),
+                "lineItems.0.sku must not be null".into()
+            ])
+        );
         assert!(matches!(decode::<CreateOrderRequest>(b"\xff\xfe"), Err(ApiError::BadRequest(_))));
     }
 }

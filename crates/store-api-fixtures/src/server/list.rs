@@ -106,8 +106,8 @@ impl ListQuery {
     /// The `query` echo of the envelope.
     pub fn echo(&self) -> types::ListQuery {
         types::ListQuery {
-            page: i64::try_from(self.page).ok(),
-            limit: i64::try_from(self.limit).ok(),
+            page: Some(i64::try_from(self.page).unwrap_or(i64::MAX)),
+            limit: Some(i64::try_from(self.limit).unwrap_or(i64::MAX)),
             filter: self.filters.iter().cloned().collect::<BTreeMap<_, _>>(),
             sort: self.sorts.iter().cloned().collect::<BTreeMap<_, _>>(),
         }
@@ -178,11 +178,21 @@ impl ListQuery {
     }
 }
 
+/// An integer of at least 1. The spec sets no maximum on `page`, so a number too large for u64 is
+/// still valid (and names a page past the end).
 fn parse_positive(name: &str, value: &str) -> Result<u64, String> {
-    match value.trim().parse::<i128>() {
+    let value = value.trim();
+    let digits = value.strip_prefix('+').unwrap_or(value);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match digits.parse::<u64>() {
+            Ok(0) => Err(format!("{name} must not be less than 1")),
+            Ok(n) => Ok(n),
+            Err(_) => Ok(u64::MAX),
+        };
+    }
+    match value.parse::<i128>() {
         Ok(n) if n < 1 => Err(format!("{name} must not be less than 1")),
-        Ok(n) => u64::try_from(n).map_err(|_| format!("{name} must be an integer number")),
-        Err(_) => Err(format!("{name} must be an integer number")),
+        _ => Err(format!("{name} must be an integer number")),
     }
 }
 
@@ -229,6 +239,8 @@ mod tests {
                 "sort[updatedAt] must be one of the following values: asc, desc".into(),
             ])
         );
+        let huge = ListQuery::parse(Some("page=228789383393040695296"), ORDERS).unwrap();
+        assert_eq!(huge.page, u64::MAX);
         let error = ListQuery::parse(Some("limit=abc&page=1e3"), ORDERS).unwrap_err();
         assert_eq!(
             error,
