@@ -1,4 +1,26 @@
-//! Ergonomic client for Store API 2026-08.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod cache;
+mod client;
+mod error;
+pub mod model;
+mod pages;
+mod query;
+pub mod ratelimit;
+mod resources;
+pub mod retry;
+mod submit;
+mod transport;
 pub mod validate;
+
+pub use cache::StoreSnapshot;
+pub use client::{Client, ClientBuilder, VERSION_PATH};
+pub use error::{Error, Result};
+pub use pages::Page;
+pub use query::{ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery, ProductSort};
+pub use ratelimit::RateLimiter;
+pub use resources::{Artworks, Catalog, Orders, Products};
+pub use retry::RetryPolicy;
+pub use store_api_raw::ApiKey;
+pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};

@@ -1,0 +1,297 @@
+//! The client and its builder.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use store_api_raw::{ApiKey, Hooks};
+
+use crate::cache::StoreCache;
+use crate::error::{Error, Result};
+use crate::ratelimit::RateLimiter;
+use crate::resources::{Artworks, Catalog, Orders, Products};
+use crate::retry::RetryPolicy;
+use crate::transport::ClientTransport;
+
+/// The path after the host: every Store API 2026-08 route lives under it.
+pub const VERSION_PATH: &str = "/store-api/2026-08";
+
+/// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
+/// and the caches. `Send + Sync`. Its `Debug` never shows the key.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), store_api::Error> {
+/// let client = store_api::Client::builder()
+///     .base_url("http://127.0.0.1:8080")
+///     .store_id("store_alpha")
+///     .api_key("csk_ce4d6676e735329b21b3d864ca427df5")
+///     .build()?;
+/// let status = client.status().await?;
+/// assert_eq!(status.version.as_deref(), Some("2026-08"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub raw: store_api_raw::Client,
+    pub store_id: String,
+    pub base_url: String,
+    pub submit_policy: RetryPolicy,
+    pub cache: StoreCache,
+    pub limiter: RateLimiter,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.inner.base_url)
+            .field("store_id", &self.inner.store_id)
+            .field("api_key", &"<redacted>")
+            .finish()
+    }
+}
+
+impl Client {
+    /// Settings for a new client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The store this client works for.
+    pub fn store_id(&self) -> &str {
+        &self.inner.store_id
+    }
+
+    /// The base URL, ending with the version segment (`.../store-api/2026-08`).
+    pub fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// The rate limiter this client shares with its clones (and by default with every client of the
+    /// same store and base URL in the process).
+    pub fn rate_limiter(&self) -> &RateLimiter {
+        &self.inner.limiter
+    }
+
+    /// The generated transport, for calls this crate does not wrap.
+    pub fn raw(&self) -> &store_api_raw::Client {
+        &self.inner.raw
+    }
+
+    /// Reachability and credential check (`GET /status`); each call uses one rate-limit token.
+    pub async fn status(&self) -> Result<crate::model::StatusResult> {
+        self.inner
+            .raw
+            .get_status(&self.inner.store_id)
+            .await
+            .map(|r| r.into_inner())
+            .map_err(|e| Error::from_raw(e, true))
+    }
+
+    /// The blanks available to the store.
+    pub fn catalog(&self) -> Catalog<'_> {
+        Catalog { client: self }
+    }
+
+    /// The store's products.
+    pub fn products(&self) -> Products<'_> {
+        Products { client: self }
+    }
+
+    /// The store's artworks.
+    pub fn artworks(&self) -> Artworks<'_> {
+        Artworks { client: self }
+    }
+
+    /// The store's orders, with exactly-once submission.
+    pub fn orders(&self) -> Orders<'_> {
+        Orders { client: self }
+    }
+}
+
+/// Settings of a [`Client`].
+#[derive(Default)]
+#[must_use]
+pub struct ClientBuilder {
+    api_key: Option<ApiKey>,
+    store_id: Option<String>,
+    base_url: Option<String>,
+    timeout: Option<Duration>,
+    user_agent: Option<String>,
+    http: Option<reqwest::Client>,
+    limiter: Option<RateLimiter>,
+    retry: Option<RetryPolicy>,
+    submit_retry: Option<RetryPolicy>,
+    cache_ttl: Option<Duration>,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("store_id", &self.store_id)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// The store's API key, exactly as the app shows it (never validated or parsed).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// The store id that matches the key.
+    pub fn store_id(mut self, store_id: impl Into<String>) -> Self {
+        self.store_id = Some(store_id.into());
+        self
+    }
+
+    /// The service's address, `{base_url}` in the specification (for example `https://host`), with or
+    /// without the `/store-api/2026-08` segment. Required: the specification does not name the host.
+    /// For the local emulator, `Emulator::base_url()`.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// Timeout of one attempt (default 30 s). Ignored with [`ClientBuilder::http_client`].
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// User-Agent header (default `store-api-rust/<version>`). Ignored with [`ClientBuilder::http_client`].
+    pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.user_agent = Some(agent.into());
+        self
+    }
+
+    /// Uses a caller-configured `reqwest::Client` (proxies, TLS roots, timeouts).
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// Shares a rate limiter between clients (by default, clients of the same store and base URL in one
+    /// process already share one).
+    pub fn rate_limiter(mut self, limiter: RateLimiter) -> Self {
+        self.limiter = Some(limiter);
+        self
+    }
+
+    /// Retry policy of reads and of requests nothing was processed for (default [`RetryPolicy::default`]).
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Retry policy of [`Orders::submit`] (default: 10 attempts within 5 minutes, 250 ms doubling to 10 s).
+    pub fn submit_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.submit_retry = Some(policy);
+        self
+    }
+
+    /// How long pre-flight validation trusts its copy of the catalog and products (default 5 minutes).
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = Some(ttl);
+        self
+    }
+
+    /// Builds the client.
+    pub fn build(self) -> Result<Client> {
+        let api_key = self.api_key.ok_or_else(|| Error::InvalidArgument("an API key is required".into()))?;
+        let store_id = self
+            .store_id
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| Error::InvalidArgument("a store id is required".into()))?;
+        let base_url = normalize_base_url(
+            &self
+                .base_url
+                .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
+        )?;
+        let http = match self.http {
+            Some(http) => http,
+            None => {
+                let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+                reqwest::Client::builder()
+                    .timeout(timeout)
+                    .connect_timeout(timeout)
+                    .user_agent(
+                        self.user_agent
+                            .unwrap_or_else(|| format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))),
+                    )
+                    .build()
+                    .map_err(|e| Error::InvalidArgument(format!("cannot build the HTTP client: {e}")))?
+            }
+        };
+        let limiter = self
+            .limiter
+            .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
+        let transport = ClientTransport::new(limiter.clone(), self.retry.unwrap_or_default());
+        let raw = store_api_raw::Client::new_with_client(&base_url, http, Hooks::new(api_key).with_transport(transport));
+        let submit_policy = self.submit_retry.unwrap_or(RetryPolicy {
+            max_attempts: 10,
+            max_elapsed: Duration::from_secs(300),
+            ..RetryPolicy::default()
+        });
+        Ok(Client {
+            inner: Arc::new(Inner {
+                raw,
+                store_id,
+                base_url,
+                submit_policy,
+                cache: StoreCache::new(self.cache_ttl.unwrap_or(Duration::from_secs(300))),
+                limiter,
+            }),
+        })
+    }
+}
+
+/// Accepts `https://host`, `https://host/`, `https://host/store-api/2026-08[/]`.
+fn normalize_base_url(url: &str) -> Result<String> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let parsed = url::Url::parse(trimmed).map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(Error::InvalidArgument("the base URL must be http or https".into()));
+    }
+    if trimmed.ends_with(VERSION_PATH) {
+        Ok(trimmed.to_owned())
+    } else {
+        Ok(format!("{trimmed}{VERSION_PATH}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_normalized() {
+        for input in ["http://h:1", "http://h:1/", "http://h:1/store-api/2026-08", "http://h:1/store-api/2026-08/"] {
+            assert_eq!(normalize_base_url(input).unwrap(), "http://h:1/store-api/2026-08");
+        }
+        assert!(normalize_base_url("ftp://h").is_err());
+        assert!(normalize_base_url("not a url").is_err());
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug() {
+        let key = "csk_0123456789abcdef0123456789abcdef";
+        let builder = Client::builder().api_key(key).store_id("s").base_url("http://127.0.0.1:1");
+        assert!(!format!("{builder:?}").contains("0123456789"));
+        let client = builder.build().unwrap();
+        assert!(!format!("{client:?}").contains("0123456789"));
+    }
+
+    #[test]
+    fn clients_are_send_and_sync() {
+        fn check<T: Send + Sync + Clone>() {}
+        check::<Client>();
+    }
+}

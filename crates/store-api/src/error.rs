@@ -1,0 +1,191 @@
+//! The one error type of the client.
+
+use std::time::Duration;
+
+use store_api_raw::types;
+
+use crate::validate::Violation;
+
+/// Everything a call can fail with. Branch on the variant (the service's `statusCode`), never on message
+/// text: the seed says message text is not part of the contract.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// 400: malformed, failed validation, or cannot be ordered. An unchanged retry fails again.
+    #[error("bad request: {}", messages.join("; "))]
+    BadRequest {
+        /// The service's messages (one for a rule, several naming field paths for validation).
+        messages: Vec<String>,
+    },
+    /// The request was refused locally by the pre-flight validator; nothing was sent.
+    #[error("invalid request (not sent): {}", violations.iter().map(Violation::message).collect::<Vec<_>>().join("; "))]
+    Invalid {
+        /// Every rule the request breaks, with its field path and the service's message.
+        violations: Vec<Violation>,
+    },
+    /// 401: the key is missing or wrong for the store, or the store is inactive. Never retried.
+    #[error("unauthorized: {message}")]
+    Unauthorized {
+        /// The service's message.
+        message: String,
+    },
+    /// 404: no such route, or no such resource in this store.
+    #[error("not found: {message}")]
+    NotFound {
+        /// The service's message.
+        message: String,
+    },
+    /// 409: an order already exists with this externalOrderId.
+    #[error("conflict: {message}")]
+    Conflict {
+        /// The service's message.
+        message: String,
+    },
+    /// 429 after every allowed retry: the store's rate limit.
+    #[error("rate limited{}", retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
+    RateLimited {
+        /// The service's Retry-After.
+        retry_after: Option<Duration>,
+    },
+    /// 5xx after every allowed retry.
+    #[error("server error {status}: {message}")]
+    Server {
+        /// The HTTP status.
+        status: u16,
+        /// The service's message, if any.
+        message: String,
+    },
+    /// Any other status the service answered with (for example 413).
+    #[error("unexpected status {status}: {message}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The service's message, if any.
+        message: String,
+    },
+    /// The request timed out.
+    #[error("timed out{}", if *may_have_been_processed { " (the request may have been processed)" } else { "" })]
+    Timeout {
+        /// Whether the service may have processed the request (it was sent).
+        may_have_been_processed: bool,
+    },
+    /// The connection failed or was reset.
+    #[error("connection failed{}: {source}", if *may_have_been_processed { " (the request may have been processed)" } else { "" })]
+    Transport {
+        /// Whether the service may have processed the request.
+        may_have_been_processed: bool,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The response could not be decoded.
+    #[error("could not decode the response: {0}")]
+    Decode(String),
+    /// An argument was out of range (a page size outside 1..=100, a missing externalOrderId).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl Error {
+    /// The HTTP status the service answered with, if it answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::BadRequest { .. } => Some(400),
+            Error::Unauthorized { .. } => Some(401),
+            Error::NotFound { .. } => Some(404),
+            Error::Conflict { .. } => Some(409),
+            Error::RateLimited { .. } => Some(429),
+            Error::Server { status, .. } | Error::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Whether the same request may succeed later (429, 5xx, timeouts, connection failures). Whether it is
+    /// *safe* to retry depends on the call: a create is only safe with an externalOrderId (see
+    /// [`Orders::submit`](crate::Orders::submit)).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::RateLimited { .. } | Error::Server { .. } | Error::Timeout { .. } | Error::Transport { .. }
+        )
+    }
+
+    /// Whether the request reached the service and may have been processed although no answer arrived.
+    pub fn may_have_been_processed(&self) -> bool {
+        match self {
+            Error::Timeout { may_have_been_processed } | Error::Transport { may_have_been_processed, .. } => {
+                *may_have_been_processed
+            }
+            Error::Server { .. } => true,
+            _ => false,
+        }
+    }
+
+    pub(crate) fn from_raw(error: progenitor_client::Error<types::Error>, sent: bool) -> Error {
+        use progenitor_client::Error as Raw;
+        match error {
+            Raw::ErrorResponse(response) => {
+                let status = response.status().as_u16();
+                let retry_after = retry_after(response.headers());
+                from_status(status, Some(response.into_inner().message), retry_after)
+            }
+            Raw::UnexpectedResponse(response) => {
+                let status = response.status().as_u16();
+                let retry_after = retry_after(response.headers());
+                from_status(status, None, retry_after)
+            }
+            Raw::CommunicationError(source) | Raw::ResponseBodyError(source) | Raw::InvalidUpgrade(source) => {
+                from_transport(source, sent)
+            }
+            Raw::InvalidResponsePayload(_, e) => Error::Decode(e.to_string()),
+            Raw::InvalidRequest(message) | Raw::Custom(message) => Error::InvalidArgument(message),
+        }
+    }
+}
+
+pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
+    // A connection that could not be made carried nothing; anything later may have reached the service.
+    let may_have_been_processed = sent && !source.is_connect();
+    if source.is_timeout() {
+        Error::Timeout { may_have_been_processed }
+    } else if source.is_decode() {
+        Error::Decode(source.to_string())
+    } else {
+        Error::Transport {
+            may_have_been_processed,
+            source,
+        }
+    }
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+fn from_status(status: u16, message: Option<types::ErrorMessage>, retry_after: Option<Duration>) -> Error {
+    let messages = match message {
+        Some(types::ErrorMessage::String(text)) => vec![text],
+        Some(types::ErrorMessage::Array(list)) => list,
+        None => Vec::new(),
+    };
+    let message = messages.join("; ");
+    match status {
+        400 => Error::BadRequest { messages },
+        401 => Error::Unauthorized { message },
+        404 => Error::NotFound { message },
+        409 => Error::Conflict { message },
+        429 => Error::RateLimited { retry_after },
+        500..=599 => Error::Server { status, message },
+        _ => Error::Status { status, message },
+    }
+}
+
+/// The result of every client call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,164 @@
+//! The client-side rate limiter: the service's own limit (a burst of ten per store, then two per second)
+//! enforced before sending, so a well-behaved program never sees a 429.
+//!
+//! One limiter serves every clone of a [`Client`](crate::Client), its paginators, and by default every
+//! client of the same store and base URL in the process. Besides its own bucket (governor's GCRA), it
+//! follows the service: `X-RateLimit-Remaining: 0` and a 429's `Retry-After` pause the whole store, not
+//! only the request that got them.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter as Gcra};
+use tokio::time::Instant;
+
+/// The service's burst.
+pub const BURST: u32 = 10;
+/// The service's sustained rate, requests per second.
+pub const PER_SECOND: u32 = 2;
+/// Interval between tokens on our side: the service's 500 ms plus a little, so that requests which leave
+/// evenly spaced but arrive with network jitter never reach the service faster than it refills.
+const TOKEN_INTERVAL: Duration = Duration::from_millis(505);
+
+/// A shareable per-store rate limiter. Cloning shares the bucket.
+#[derive(Clone)]
+pub struct RateLimiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    bucket: Gcra<NotKeyed, InMemoryState, DefaultClock>,
+    /// Nothing may be sent before this instant (a 429's Retry-After, or an empty server bucket).
+    paused_until: Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimiter").field("burst", &BURST).field("interval", &TOKEN_INTERVAL).finish()
+    }
+}
+
+impl Default for RateLimiter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RateLimiter {
+    /// A limiter with the service's limit, shared by nobody yet.
+    pub fn new() -> RateLimiter {
+        RateLimiter::with_rate(BURST, TOKEN_INTERVAL)
+    }
+
+    /// A limiter with another limit: `burst` requests at once, then one per `interval` (for a service
+    /// configured differently, or a local emulator whose limit is off).
+    pub fn with_rate(burst: u32, interval: Duration) -> RateLimiter {
+        let burst = NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN);
+        let quota = Quota::with_period(interval.max(Duration::from_nanos(1)))
+            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+            .allow_burst(burst);
+        RateLimiter {
+            inner: Arc::new(Inner {
+                bucket: Gcra::direct(quota),
+                paused_until: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The process-wide limiter of one store at one base URL: clients built for the same store share it.
+    pub fn for_store(base_url: &str, store_id: &str) -> RateLimiter {
+        static REGISTRY: OnceLock<Mutex<HashMap<(String, String), RateLimiter>>> = OnceLock::new();
+        let registry = REGISTRY.get_or_init(Default::default);
+        let mut map = registry.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.entry((base_url.to_owned(), store_id.to_owned()))
+            .or_default()
+            .clone()
+    }
+
+    /// Waits until a request may be sent, then takes its token.
+    pub async fn acquire(&self) {
+        loop {
+            self.wait_for_pause().await;
+            match self.inner.bucket.check() {
+                Ok(()) => {
+                    // A pause may have started while we waited for the token's turn.
+                    if self.pause_remaining().is_none() {
+                        return;
+                    }
+                }
+                Err(not_until) => {
+                    let wait = not_until.wait_time_from(DefaultClock::default().now());
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    /// Pauses the whole store for `duration` (a 429's Retry-After).
+    pub fn pause_for(&self, duration: Duration) {
+        let until = Instant::now() + duration;
+        let mut paused = self.inner.paused_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if paused.is_none_or(|current| current < until) {
+            *paused = Some(until);
+        }
+    }
+
+    /// Follows the service's `X-RateLimit-Remaining`: when the service's bucket is empty (another process
+    /// shares the store), wait for its next token before sending again.
+    pub fn observe_remaining(&self, remaining: u64) {
+        if remaining == 0 {
+            self.pause_for(TOKEN_INTERVAL);
+        }
+    }
+
+    fn pause_remaining(&self) -> Option<Duration> {
+        let paused = self.inner.paused_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        paused.and_then(|until| until.checked_duration_since(Instant::now()))
+    }
+
+    async fn wait_for_pause(&self) {
+        while let Some(wait) = self.pause_remaining() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_burst_of_ten_then_one_token_per_interval() {
+        let limiter = RateLimiter::new();
+        let start = Instant::now();
+        for _ in 0..BURST {
+            limiter.acquire().await;
+        }
+        assert!(start.elapsed() < Duration::from_millis(100), "the burst is immediate");
+        limiter.acquire().await;
+        let waited = start.elapsed();
+        assert!(waited >= Duration::from_millis(400), "the eleventh waits for a token: {waited:?}");
+    }
+
+    #[tokio::test]
+    async fn a_pause_holds_every_caller() {
+        let limiter = RateLimiter::new();
+        limiter.pause_for(Duration::from_millis(300));
+        let start = Instant::now();
+        limiter.clone().acquire().await;
+        assert!(start.elapsed() >= Duration::from_millis(290));
+    }
+
+    #[test]
+    fn clients_of_one_store_share_a_limiter() {
+        let a = RateLimiter::for_store("http://x", "s1");
+        let b = RateLimiter::for_store("http://x", "s1");
+        let c = RateLimiter::for_store("http://x", "s2");
+        assert!(Arc::ptr_eq(&a.inner, &b.inner));
+        assert!(!Arc::ptr_eq(&a.inner, &c.inner));
+    }
+}

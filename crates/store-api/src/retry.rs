@@ -1,0 +1,163 @@
+//! The retry decision: a pure function of what happened and which attempt it was, separate from the
+//! network loop, so it can be read and tested as a table.
+
+use std::time::Duration;
+
+/// How often and how long to retry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (default 4).
+    pub max_attempts: u32,
+    /// No retry starts after this much time since the first attempt (default 60 s).
+    pub max_elapsed: Duration,
+    /// First backoff step (default 250 ms); doubles per attempt, with full jitter.
+    pub base_delay: Duration,
+    /// Largest backoff step (default 10 s).
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            max_elapsed: Duration::from_secs(60),
+            base_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A policy that never retries.
+    pub fn never() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// Sets the number of attempts (at least 1).
+    pub fn with_max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// Sets the time after which no retry starts.
+    pub fn with_max_elapsed(mut self, elapsed: Duration) -> Self {
+        self.max_elapsed = elapsed;
+        self
+    }
+
+    /// Sets the first backoff step.
+    pub fn with_base_delay(mut self, delay: Duration) -> Self {
+        self.base_delay = delay;
+        self
+    }
+
+    /// Full jitter: a random wait between zero and `min(max_delay, base × 2^(attempt − 1))`.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let exponent = attempt.saturating_sub(1).min(16);
+        let ceiling = self.base_delay.saturating_mul(1 << exponent).min(self.max_delay);
+        ceiling.mul_f64(rand::random::<f64>())
+    }
+}
+
+/// What an attempt ended with, as far as retrying is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The service answered with this status (and Retry-After, if it sent one).
+    Status(u16, Option<Duration>),
+    /// No connection could be made: nothing was sent.
+    ConnectFailed,
+    /// The request was sent (or may have been) and no answer came: a timeout or a reset connection.
+    NoAnswer,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Send again after this wait.
+    RetryAfter(Duration),
+    /// Stop and report the outcome.
+    Stop,
+}
+
+/// Decides whether attempt `attempt` (1-based) is followed by another. `replayable` says whether sending
+/// the request twice is harmless (GETs; not a create without an idempotency key).
+///
+/// - 2xx and 4xx other than 429: stop (an unchanged retry fails again; 401 is never retried).
+/// - 429: retry any request after Retry-After (the seed says nothing was processed).
+/// - no connection made: retry any request (nothing was sent).
+/// - 5xx, timeout, reset: retry only replayable requests.
+pub fn decide(policy: &RetryPolicy, replayable: bool, outcome: Outcome, attempt: u32, elapsed: Duration) -> Decision {
+    if attempt >= policy.max_attempts || elapsed >= policy.max_elapsed {
+        return Decision::Stop;
+    }
+    match outcome {
+        Outcome::Status(429, retry_after) => {
+            Decision::RetryAfter(retry_after.unwrap_or_default().max(policy.backoff(attempt)))
+        }
+        Outcome::Status(status, _) if status >= 500 && replayable => Decision::RetryAfter(policy.backoff(attempt)),
+        Outcome::Status(..) => Decision::Stop,
+        Outcome::ConnectFailed => Decision::RetryAfter(policy.backoff(attempt)),
+        Outcome::NoAnswer if replayable => Decision::RetryAfter(policy.backoff(attempt)),
+        Outcome::NoAnswer => Decision::Stop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_retry_table() {
+        let policy = RetryPolicy::default();
+        let second = Duration::from_secs(1);
+        let cases = [
+            // (replayable, outcome, retried?)
+            (true, Outcome::Status(200, None), false),
+            (true, Outcome::Status(400, None), false),
+            (true, Outcome::Status(401, None), false),
+            (true, Outcome::Status(404, None), false),
+            (false, Outcome::Status(409, None), false),
+            (true, Outcome::Status(429, Some(second)), true),
+            (false, Outcome::Status(429, Some(second)), true),
+            (true, Outcome::Status(500, None), true),
+            (true, Outcome::Status(503, None), true),
+            (false, Outcome::Status(500, None), false),
+            (true, Outcome::NoAnswer, true),
+            (false, Outcome::NoAnswer, false),
+            (false, Outcome::ConnectFailed, true),
+        ];
+        for (replayable, outcome, retried) in cases {
+            let decision = decide(&policy, replayable, outcome, 1, Duration::ZERO);
+            assert_eq!(
+                matches!(decision, Decision::RetryAfter(_)),
+                retried,
+                "{replayable} {outcome:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn retry_after_is_honoured_and_limits_stop_retries() {
+        let policy = RetryPolicy::default();
+        let wait = Duration::from_secs(3);
+        assert!(matches!(
+            decide(&policy, true, Outcome::Status(429, Some(wait)), 1, Duration::ZERO),
+            Decision::RetryAfter(d) if d >= wait
+        ));
+        assert_eq!(decide(&policy, true, Outcome::NoAnswer, 4, Duration::ZERO), Decision::Stop);
+        assert_eq!(decide(&policy, true, Outcome::NoAnswer, 1, Duration::from_secs(61)), Decision::Stop);
+    }
+
+    #[test]
+    fn backoff_has_full_jitter_under_a_doubling_ceiling() {
+        let policy = RetryPolicy::default();
+        for attempt in 1..=10 {
+            let ceiling = policy.base_delay.saturating_mul(1 << (attempt - 1)).min(policy.max_delay);
+            assert!(policy.backoff(attempt) <= ceiling);
+        }
+    }
+}

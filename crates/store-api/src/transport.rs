@@ -1,0 +1,99 @@
+//! The transport every generated call goes through: rate limiting, retries and tracing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use store_api_raw::hooks::{Transport, TransportFuture};
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use crate::ratelimit::RateLimiter;
+use crate::retry::{Decision, Outcome, RetryPolicy, decide};
+
+/// Plugs the limiter and the retry policy into the generated client (`store_api_raw::Transport`).
+#[derive(Debug)]
+pub(crate) struct ClientTransport {
+    pub limiter: RateLimiter,
+    pub policy: RetryPolicy,
+}
+
+impl Transport for ClientTransport {
+    fn execute<'a>(
+        &'a self,
+        client: &'a reqwest::Client,
+        request: reqwest::Request,
+        operation_id: &'static str,
+    ) -> TransportFuture<'a> {
+        Box::pin(self.run(client, request, operation_id))
+    }
+}
+
+impl ClientTransport {
+    pub fn new(limiter: RateLimiter, policy: RetryPolicy) -> Arc<ClientTransport> {
+        Arc::new(ClientTransport { limiter, policy })
+    }
+
+    async fn run(
+        &self,
+        client: &reqwest::Client,
+        request: reqwest::Request,
+        operation_id: &'static str,
+    ) -> reqwest::Result<reqwest::Response> {
+        // Only reads are replayed after a failure that may have been processed. Creates are replayed only
+        // when nothing was processed (429, no connection); orders get their own exactly-once loop.
+        let replayable = request.method() == reqwest::Method::GET;
+        let method = request.method().clone();
+        let started = Instant::now();
+        let mut attempt = 1;
+        let mut current = request;
+        loop {
+            let spare = current.try_clone();
+            self.limiter.acquire().await;
+            let span = tracing::info_span!(
+                "store_api.request",
+                method = %method,
+                operation = operation_id,
+                attempt,
+                status = tracing::field::Empty,
+                rate_limit_remaining = tracing::field::Empty,
+            );
+            let result = client.execute(current).instrument(span.clone()).await;
+            let outcome = match &result {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    span.record("status", status);
+                    let headers = response.headers();
+                    if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
+                        span.record("rate_limit_remaining", remaining);
+                        self.limiter.observe_remaining(remaining);
+                    }
+                    let retry_after = header_u64(headers, "retry-after").map(Duration::from_secs);
+                    if status == 429 {
+                        self.limiter.pause_for(retry_after.unwrap_or(Duration::from_secs(1)));
+                    }
+                    Outcome::Status(status, retry_after)
+                }
+                Err(error) if error.is_connect() => Outcome::ConnectFailed,
+                Err(_) => Outcome::NoAnswer,
+            };
+            let decision = match spare {
+                Some(_) => decide(&self.policy, replayable, outcome, attempt, started.elapsed()),
+                None => Decision::Stop,
+            };
+            match (decision, spare) {
+                (Decision::RetryAfter(wait), Some(spare)) => {
+                    tracing::debug!(operation = operation_id, attempt, ?outcome, ?wait, "retrying");
+                    tokio::time::sleep(wait).await;
+                    current = spare;
+                    attempt += 1;
+                }
+                _ => return result,
+            }
+        }
+    }
+}
+
+fn header_u64(headers: &reqwest::header::HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
