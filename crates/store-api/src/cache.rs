@@ -26,22 +26,40 @@ pub struct StoreSnapshot {
 /// Artworks are not copied (a store can hold many): pre-flight treats every artwork id as the store's
 /// and leaves that one rule to the service.
 impl OrderContext for StoreSnapshot {
-    fn product_variant(&self, variant_id: &str) -> Option<(&types::Product, &types::ProductVariant)> {
-        self.products
-            .iter()
-            .find_map(|p| p.variants.iter().find(|v| v.id == variant_id).map(|v| (p, v)))
+    fn product_variant(
+        &self,
+        variant_id: &str,
+    ) -> Option<(&types::Product, &types::ProductVariant)> {
+        self.products.iter().find_map(|p| {
+            p.variants
+                .iter()
+                .find(|v| v.id == variant_id)
+                .map(|v| (p, v))
+        })
     }
 
-    fn product_variant_by_sku(&self, sku: &str) -> Option<(&types::Product, &types::ProductVariant)> {
-        self.products
-            .iter()
-            .find_map(|p| p.variants.iter().find(|v| v.sku.as_deref() == Some(sku)).map(|v| (p, v)))
+    fn product_variant_by_sku(
+        &self,
+        sku: &str,
+    ) -> Option<(&types::Product, &types::ProductVariant)> {
+        self.products.iter().find_map(|p| {
+            p.variants
+                .iter()
+                .find(|v| v.sku.as_deref() == Some(sku))
+                .map(|v| (p, v))
+        })
     }
 
-    fn catalog_variant(&self, catalog_variant_id: &str) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
-        self.catalog
-            .iter()
-            .find_map(|c| c.variants.iter().find(|v| v.id == catalog_variant_id).map(|v| (c, v)))
+    fn catalog_variant(
+        &self,
+        catalog_variant_id: &str,
+    ) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
+        self.catalog.iter().find_map(|c| {
+            c.variants
+                .iter()
+                .find(|v| v.id == catalog_variant_id)
+                .map(|v| (c, v))
+        })
     }
 
     fn artwork_exists(&self, _artwork_id: &str) -> bool {
@@ -72,7 +90,11 @@ impl StoreCache {
         {
             return Ok(snapshot.clone());
         }
-        let catalog = client.catalog().stream(&CatalogQuery::new()).try_collect().await?;
+        let catalog = client
+            .catalog()
+            .stream(&CatalogQuery::new())
+            .try_collect()
+            .await?;
         let products = client
             .products()
             .stream(&ProductQuery::new())

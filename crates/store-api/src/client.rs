@@ -205,7 +205,9 @@ impl ClientBuilder {
 
     /// Builds the client.
     pub fn build(self) -> Result<Client> {
-        let api_key = self.api_key.ok_or_else(|| Error::InvalidArgument("an API key is required".into()))?;
+        let api_key = self
+            .api_key
+            .ok_or_else(|| Error::InvalidArgument("an API key is required".into()))?;
         let store_id = self
             .store_id
             .filter(|s| !s.is_empty())
@@ -215,26 +217,32 @@ impl ClientBuilder {
                 .base_url
                 .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
         )?;
-        let http = match self.http {
-            Some(http) => http,
-            None => {
-                let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
-                reqwest::Client::builder()
-                    .timeout(timeout)
-                    .connect_timeout(timeout)
-                    .user_agent(
-                        self.user_agent
-                            .unwrap_or_else(|| format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))),
-                    )
-                    .build()
-                    .map_err(|e| Error::InvalidArgument(format!("cannot build the HTTP client: {e}")))?
-            }
-        };
+        let http =
+            match self.http {
+                Some(http) => http,
+                None => {
+                    let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+                    reqwest::Client::builder()
+                        .timeout(timeout)
+                        .connect_timeout(timeout)
+                        .user_agent(self.user_agent.unwrap_or_else(|| {
+                            format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
+                        }))
+                        .build()
+                        .map_err(|e| {
+                            Error::InvalidArgument(format!("cannot build the HTTP client: {e}"))
+                        })?
+                }
+            };
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
         let transport = ClientTransport::new(limiter.clone(), self.retry.unwrap_or_default());
-        let raw = store_api_raw::Client::new_with_client(&base_url, http, Hooks::new(api_key).with_transport(transport));
+        let raw = store_api_raw::Client::new_with_client(
+            &base_url,
+            http,
+            Hooks::new(api_key).with_transport(transport),
+        );
         let submit_policy = self.submit_retry.unwrap_or(RetryPolicy {
             max_attempts: 10,
             max_elapsed: Duration::from_secs(300),
@@ -256,9 +264,12 @@ impl ClientBuilder {
 /// Accepts `https://host`, `https://host/`, `https://host/store-api/2026-08[/]`.
 fn normalize_base_url(url: &str) -> Result<String> {
     let trimmed = url.trim().trim_end_matches('/');
-    let parsed = url::Url::parse(trimmed).map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;
+    let parsed = url::Url::parse(trimmed)
+        .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(Error::InvalidArgument("the base URL must be http or https".into()));
+        return Err(Error::InvalidArgument(
+            "the base URL must be http or https".into(),
+        ));
     }
     if trimmed.ends_with(VERSION_PATH) {
         Ok(trimmed.to_owned())
@@ -273,8 +284,16 @@ mod tests {
 
     #[test]
     fn base_urls_are_normalized() {
-        for input in ["http://h:1", "http://h:1/", "http://h:1/store-api/2026-08", "http://h:1/store-api/2026-08/"] {
-            assert_eq!(normalize_base_url(input).unwrap(), "http://h:1/store-api/2026-08");
+        for input in [
+            "http://h:1",
+            "http://h:1/",
+            "http://h:1/store-api/2026-08",
+            "http://h:1/store-api/2026-08/",
+        ] {
+            assert_eq!(
+                normalize_base_url(input).unwrap(),
+                "http://h:1/store-api/2026-08"
+            );
         }
         assert!(normalize_base_url("ftp://h").is_err());
         assert!(normalize_base_url("not a url").is_err());
@@ -283,7 +302,10 @@ mod tests {
     #[test]
     fn the_key_never_shows_in_debug() {
         let key = "csk_0123456789abcdef0123456789abcdef";
-        let builder = Client::builder().api_key(key).store_id("s").base_url("http://127.0.0.1:1");
+        let builder = Client::builder()
+            .api_key(key)
+            .store_id("s")
+            .base_url("http://127.0.0.1:1");
         assert!(!format!("{builder:?}").contains("0123456789"));
         let client = builder.build().unwrap();
         assert!(!format!("{client:?}").contains("0123456789"));

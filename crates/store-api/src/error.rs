@@ -106,16 +106,23 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Error::RateLimited { .. } | Error::Server { .. } | Error::Timeout { .. } | Error::Transport { .. }
+            Error::RateLimited { .. }
+                | Error::Server { .. }
+                | Error::Timeout { .. }
+                | Error::Transport { .. }
         )
     }
 
     /// Whether the request reached the service and may have been processed although no answer arrived.
     pub fn may_have_been_processed(&self) -> bool {
         match self {
-            Error::Timeout { may_have_been_processed } | Error::Transport { may_have_been_processed, .. } => {
-                *may_have_been_processed
+            Error::Timeout {
+                may_have_been_processed,
             }
+            | Error::Transport {
+                may_have_been_processed,
+                ..
+            } => *may_have_been_processed,
             Error::Server { .. } => true,
             _ => false,
         }
@@ -134,9 +141,9 @@ impl Error {
                 let retry_after = retry_after(response.headers());
                 from_status(status, None, retry_after)
             }
-            Raw::CommunicationError(source) | Raw::ResponseBodyError(source) | Raw::InvalidUpgrade(source) => {
-                from_transport(source, sent)
-            }
+            Raw::CommunicationError(source)
+            | Raw::ResponseBodyError(source)
+            | Raw::InvalidUpgrade(source) => from_transport(source, sent),
             Raw::InvalidResponsePayload(_, e) => Error::Decode(e.to_string()),
             Raw::InvalidRequest(message) | Raw::Custom(message) => Error::InvalidArgument(message),
         }
@@ -147,7 +154,9 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
     // A connection that could not be made carried nothing; anything later may have reached the service.
     let may_have_been_processed = sent && !source.is_connect();
     if source.is_timeout() {
-        Error::Timeout { may_have_been_processed }
+        Error::Timeout {
+            may_have_been_processed,
+        }
     } else if source.is_decode() {
         Error::Decode(source.to_string())
     } else {
@@ -169,7 +178,11 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         .map(Duration::from_secs)
 }
 
-fn from_status(status: u16, message: Option<types::ErrorMessage>, retry_after: Option<Duration>) -> Error {
+fn from_status(
+    status: u16,
+    message: Option<types::ErrorMessage>,
+    retry_after: Option<Duration>,
+) -> Error {
     let messages = match message {
         Some(types::ErrorMessage::String(text)) => vec![text],
         Some(types::ErrorMessage::Array(list)) => list,

@@ -18,7 +18,10 @@ pub use cache::StoreSnapshot;
 pub use client::{Client, ClientBuilder, VERSION_PATH};
 pub use error::{Error, Result};
 pub use pages::Page;
-pub use query::{ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery, ProductSort};
+pub use query::{
+    ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery,
+    ProductSort,
+};
 pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Orders, Products};
 pub use retry::RetryPolicy;

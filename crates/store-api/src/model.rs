@@ -13,8 +13,9 @@ pub use store_api_raw::open::{
     DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus, WebhookTopic,
 };
 pub use store_api_raw::types::{
-    Address, Artwork, CatalogImage, CatalogProduct, CatalogVariant, ColorMetadata, Decoration, DecorationLocation,
-    ImageRef, LineItemImage, ProductImage, ShippingAddress, SortDirection, StatusResult, TrackingInfo,
+    Address, Artwork, CatalogImage, CatalogProduct, CatalogVariant, ColorMetadata, Decoration,
+    DecorationLocation, ImageRef, LineItemImage, ProductImage, ShippingAddress, SortDirection,
+    StatusResult, TrackingInfo,
 };
 
 /// Rounds a wire amount to cents, as the seed asks clients to do before display or storage.
@@ -341,7 +342,10 @@ mod tests {
         let json = r#"{"id":"o1","status":"new_status","totalCost":27.49000001,"lineItems":[{"id":"l1","unitCost":11.5}]}"#;
         let order: Order = serde_json::from_str(json).unwrap();
         assert_eq!(order.total_cost.unwrap().to_string(), "27.49");
-        assert_eq!(order.status, Some(OrderStatus::Unknown("new_status".into())));
+        assert_eq!(
+            order.status,
+            Some(OrderStatus::Unknown("new_status".into()))
+        );
         let back = serde_json::to_value(&order).unwrap();
         assert_eq!(back["status"], "new_status");
         assert_eq!(back["totalCost"], 27.49);

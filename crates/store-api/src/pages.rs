@@ -45,7 +45,9 @@ struct Walk<T> {
 
 /// A lazy stream of every item of a list, de-duplicated by id, fetching one page at a time under the
 /// client's rate limiter.
-pub(crate) fn items<T: Identified + Send + 'static>(fetch: Fetcher<T>) -> impl Stream<Item = Result<T>> + Send {
+pub(crate) fn items<T: Identified + Send + 'static>(
+    fetch: Fetcher<T>,
+) -> impl Stream<Item = Result<T>> + Send {
     let walk = Walk {
         fetch,
         next_page: 1,
@@ -87,16 +89,21 @@ pub(crate) fn items<T: Identified + Send + 'static>(fetch: Fetcher<T>) -> impl S
 }
 
 /// A lazy stream of pages.
-pub(crate) fn pages<T: Send + 'static>(fetch: Fetcher<T>) -> impl Stream<Item = Result<Page<T>>> + Send {
-    futures::stream::try_unfold((fetch, 1u64, None::<u64>), |(fetch, next, last)| async move {
-        if last.is_some_and(|last| next > last) {
-            return Ok(None);
-        }
-        let page = fetch(next).await?;
-        let last = Some(page.total_pages);
-        if page.items.is_empty() && next > 1 {
-            return Ok(None);
-        }
-        Ok(Some((page, (fetch, next + 1, last))))
-    })
+pub(crate) fn pages<T: Send + 'static>(
+    fetch: Fetcher<T>,
+) -> impl Stream<Item = Result<Page<T>>> + Send {
+    futures::stream::try_unfold(
+        (fetch, 1u64, None::<u64>),
+        |(fetch, next, last)| async move {
+            if last.is_some_and(|last| next > last) {
+                return Ok(None);
+            }
+            let page = fetch(next).await?;
+            let last = Some(page.total_pages);
+            if page.items.is_empty() && next > 1 {
+                return Ok(None);
+            }
+            Ok(Some((page, (fetch, next + 1, last))))
+        },
+    )
 }

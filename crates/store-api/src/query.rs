@@ -3,7 +3,9 @@
 use std::num::NonZeroU64;
 
 use crate::error::{Error, Result};
-use crate::model::{DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus, SortDirection};
+use crate::model::{
+    DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus, SortDirection,
+};
 
 /// Largest page size the service accepts.
 pub const MAX_PAGE_SIZE: u64 = 100;
@@ -39,7 +41,13 @@ impl Paging {
 }
 
 fn joined<T: AsRef<str>>(values: &[T]) -> Option<String> {
-    (!values.is_empty()).then(|| values.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(","))
+    (!values.is_empty()).then(|| {
+        values
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(",")
+    })
 }
 
 macro_rules! paging_methods {
@@ -101,7 +109,10 @@ impl CatalogQuery {
     }
 
     /// Only blanks supporting any of these methods somewhere.
-    pub fn decoration_method(mut self, methods: impl IntoIterator<Item = DecorationMethod>) -> Self {
+    pub fn decoration_method(
+        mut self,
+        methods: impl IntoIterator<Item = DecorationMethod>,
+    ) -> Self {
         self.methods.extend(methods);
         self
     }
@@ -119,7 +130,13 @@ impl CatalogQuery {
     }
 
     pub(crate) fn method_filter(&self) -> Option<String> {
-        joined(&self.methods.iter().map(|m| m.as_str().to_owned()).collect::<Vec<_>>())
+        joined(
+            &self
+                .methods
+                .iter()
+                .map(|m| m.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -161,7 +178,13 @@ impl ProductQuery {
     paging_methods!();
 
     pub(crate) fn status_filter(&self) -> Option<String> {
-        joined(&self.statuses.iter().map(|s| s.as_str().to_owned()).collect::<Vec<_>>())
+        joined(
+            &self
+                .statuses
+                .iter()
+                .map(|s| s.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -245,7 +268,10 @@ impl OrderQuery {
     }
 
     /// Only orders at any of these fulfillment stages.
-    pub fn fulfillment_status(mut self, statuses: impl IntoIterator<Item = FulfillmentStatus>) -> Self {
+    pub fn fulfillment_status(
+        mut self,
+        statuses: impl IntoIterator<Item = FulfillmentStatus>,
+    ) -> Self {
         self.fulfillment.extend(statuses);
         self
     }
@@ -282,9 +308,27 @@ impl OrderQuery {
         }
         Ok([
             joined(&self.external_ids),
-            joined(&self.fulfillment.iter().map(|s| s.as_str().to_owned()).collect::<Vec<_>>()),
-            joined(&self.payment.iter().map(|s| s.as_str().to_owned()).collect::<Vec<_>>()),
-            joined(&self.statuses.iter().map(|s| s.as_str().to_owned()).collect::<Vec<_>>()),
+            joined(
+                &self
+                    .fulfillment
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect::<Vec<_>>(),
+            ),
+            joined(
+                &self
+                    .payment
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect::<Vec<_>>(),
+            ),
+            joined(
+                &self
+                    .statuses
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect::<Vec<_>>(),
+            ),
         ])
     }
 }
@@ -296,12 +340,33 @@ mod tests {
     #[test]
     fn page_size_is_checked_locally() {
         for ok in [1, 50, 100] {
-            assert!(Paging { page: None, limit: Some(ok) }.limit().is_ok());
+            assert!(
+                Paging {
+                    page: None,
+                    limit: Some(ok)
+                }
+                .limit()
+                .is_ok()
+            );
         }
         for bad in [0, 101, 1000] {
-            assert!(matches!(Paging { page: None, limit: Some(bad) }.limit(), Err(Error::InvalidArgument(_))));
+            assert!(matches!(
+                Paging {
+                    page: None,
+                    limit: Some(bad)
+                }
+                .limit(),
+                Err(Error::InvalidArgument(_))
+            ));
         }
-        assert!(Paging { page: Some(0), limit: None }.page().is_err());
+        assert!(
+            Paging {
+                page: Some(0),
+                limit: None
+            }
+            .page()
+            .is_err()
+        );
     }
 
     #[test]
@@ -313,6 +378,11 @@ mod tests {
         assert_eq!(status.as_deref(), Some("pending,new_one"));
         assert_eq!(payment.as_deref(), Some("due"));
         assert!(external.is_none() && fulfillment.is_none());
-        assert!(OrderQuery::new().external_order_id("a,b").filters().is_err());
+        assert!(
+            OrderQuery::new()
+                .external_order_id("a,b")
+                .filters()
+                .is_err()
+        );
     }
 }

@@ -38,7 +38,10 @@ struct Inner {
 
 impl std::fmt::Debug for RateLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RateLimiter").field("burst", &BURST).field("interval", &TOKEN_INTERVAL).finish()
+        f.debug_struct("RateLimiter")
+            .field("burst", &BURST)
+            .field("interval", &TOKEN_INTERVAL)
+            .finish()
     }
 }
 
@@ -73,7 +76,9 @@ impl RateLimiter {
     pub fn for_store(base_url: &str, store_id: &str) -> RateLimiter {
         static REGISTRY: OnceLock<Mutex<HashMap<(String, String), RateLimiter>>> = OnceLock::new();
         let registry = REGISTRY.get_or_init(Default::default);
-        let mut map = registry.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         map.entry((base_url.to_owned(), store_id.to_owned()))
             .or_default()
             .clone()
@@ -101,7 +106,11 @@ impl RateLimiter {
     /// Pauses the whole store for `duration` (a 429's Retry-After).
     pub fn pause_for(&self, duration: Duration) {
         let until = Instant::now() + duration;
-        let mut paused = self.inner.paused_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut paused = self
+            .inner
+            .paused_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if paused.is_none_or(|current| current < until) {
             *paused = Some(until);
         }
@@ -116,7 +125,11 @@ impl RateLimiter {
     }
 
     fn pause_remaining(&self) -> Option<Duration> {
-        let paused = self.inner.paused_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let paused = self
+            .inner
+            .paused_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         paused.and_then(|until| until.checked_duration_since(Instant::now()))
     }
 
@@ -138,10 +151,16 @@ mod tests {
         for _ in 0..BURST {
             limiter.acquire().await;
         }
-        assert!(start.elapsed() < Duration::from_millis(100), "the burst is immediate");
+        assert!(
+            start.elapsed() < Duration::from_millis(100),
+            "the burst is immediate"
+        );
         limiter.acquire().await;
         let waited = start.elapsed();
-        assert!(waited >= Duration::from_millis(400), "the eleventh waits for a token: {waited:?}");
+        assert!(
+            waited >= Duration::from_millis(400),
+            "the eleventh waits for a token: {waited:?}"
+        );
     }
 
     #[tokio::test]

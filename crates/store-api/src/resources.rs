@@ -27,7 +27,12 @@ macro_rules! page_of {
 }
 
 /// Streams every page of `query` with page size 100 (unless the query sets one), starting at page 1.
-fn fetcher<Q, T, F, Fut>(client: &Client, query: &Q, set_page: fn(Q, u64, u64) -> Q, list: F) -> Fetcher<T>
+fn fetcher<Q, T, F, Fut>(
+    client: &Client,
+    query: &Q,
+    set_page: fn(Q, u64, u64) -> Q,
+    list: F,
+) -> Fetcher<T>
 where
     Q: Clone + Send + Sync + 'static,
     T: Send + 'static,
@@ -36,7 +41,12 @@ where
 {
     let client = client.clone();
     let query = query.clone();
-    Box::new(move |page| Box::pin(list(client.clone(), set_page(query.clone(), page, STREAM_PAGE_SIZE))))
+    Box::new(move |page| {
+        Box::pin(list(
+            client.clone(),
+            set_page(query.clone(), page, STREAM_PAGE_SIZE),
+        ))
+    })
 }
 
 /// `GET /catalog-products`: the blanks available to the store (read-only, no prices).
@@ -63,13 +73,29 @@ impl Catalog<'_> {
     }
 
     /// Every blank matching `query`, page after page, lazily.
-    pub fn stream(&self, query: &CatalogQuery) -> impl Stream<Item = Result<CatalogProduct>> + Send + use<> {
-        pages::items(fetcher(self.client, query, |q, page, limit| q.with_stream_page(page, limit), list_catalog))
+    pub fn stream(
+        &self,
+        query: &CatalogQuery,
+    ) -> impl Stream<Item = Result<CatalogProduct>> + Send + use<> {
+        pages::items(fetcher(
+            self.client,
+            query,
+            |q, page, limit| q.with_stream_page(page, limit),
+            list_catalog,
+        ))
     }
 
     /// Every page of `query`.
-    pub fn pages(&self, query: &CatalogQuery) -> impl Stream<Item = Result<Page<CatalogProduct>>> + Send + use<> {
-        pages::pages(fetcher(self.client, query, |q, page, limit| q.with_stream_page(page, limit), list_catalog))
+    pub fn pages(
+        &self,
+        query: &CatalogQuery,
+    ) -> impl Stream<Item = Result<Page<CatalogProduct>>> + Send + use<> {
+        pages::pages(fetcher(
+            self.client,
+            query,
+            |q, page, limit| q.with_stream_page(page, limit),
+            list_catalog,
+        ))
     }
 
     /// Every blank matching `query`, collected.
@@ -123,8 +149,16 @@ impl Products<'_> {
     }
 
     /// Every product matching `query`, lazily.
-    pub fn stream(&self, query: &ProductQuery) -> impl Stream<Item = Result<Product>> + Send + use<> {
-        pages::items(fetcher(self.client, query, |q, page, limit| q.with_stream_page(page, limit), list_products))
+    pub fn stream(
+        &self,
+        query: &ProductQuery,
+    ) -> impl Stream<Item = Result<Product>> + Send + use<> {
+        pages::items(fetcher(
+            self.client,
+            query,
+            |q, page, limit| q.with_stream_page(page, limit),
+            list_products,
+        ))
     }
 
     /// Every product matching `query`, collected.
@@ -168,12 +202,15 @@ impl Artworks<'_> {
     /// [`Error::may_have_been_processed`] is true); only a 429 or a connection that could not be made is
     /// retried, because then nothing was processed.
     pub async fn create(&self, name: &str, url: &str) -> Result<Artwork> {
-        check_url(url).map_err(|violation| Error::InvalidArgument(format!("image.url: {violation}")))?;
+        check_url(url)
+            .map_err(|violation| Error::InvalidArgument(format!("image.url: {violation}")))?;
         let name = types::CreateArtworkRequestName::try_from(name.to_owned())
             .map_err(|e| Error::InvalidArgument(format!("name: {e}")))?;
         let body = types::CreateArtworkRequest {
             name,
-            image: types::ArtworkSource { url: url.to_owned() },
+            image: types::ArtworkSource {
+                url: url.to_owned(),
+            },
         };
         let inner = &self.client.inner;
         inner
@@ -201,8 +238,16 @@ impl Artworks<'_> {
     }
 
     /// Every artwork, lazily.
-    pub fn stream(&self, query: &ArtworkQuery) -> impl Stream<Item = Result<Artwork>> + Send + use<> {
-        pages::items(fetcher(self.client, query, |q, page, limit| q.with_stream_page(page, limit), list_artworks))
+    pub fn stream(
+        &self,
+        query: &ArtworkQuery,
+    ) -> impl Stream<Item = Result<Artwork>> + Send + use<> {
+        pages::items(fetcher(
+            self.client,
+            query,
+            |q, page, limit| q.with_stream_page(page, limit),
+            list_artworks,
+        ))
     }
 
     /// Every artwork, collected.
@@ -255,7 +300,11 @@ impl Orders<'_> {
     /// The order with this external order id, if any.
     pub async fn find_by_external_id(&self, external_order_id: &str) -> Result<Option<Order>> {
         let page = self
-            .list(&OrderQuery::new().external_order_id(external_order_id).limit(1))
+            .list(
+                &OrderQuery::new()
+                    .external_order_id(external_order_id)
+                    .limit(1),
+            )
             .await?;
         Ok(page
             .items
@@ -265,12 +314,25 @@ impl Orders<'_> {
 
     /// Every order matching `query`, lazily, de-duplicated across pages.
     pub fn stream(&self, query: &OrderQuery) -> impl Stream<Item = Result<Order>> + Send + use<> {
-        pages::items(fetcher(self.client, query, |q, page, limit| q.with_stream_page(page, limit), list_orders))
+        pages::items(fetcher(
+            self.client,
+            query,
+            |q, page, limit| q.with_stream_page(page, limit),
+            list_orders,
+        ))
     }
 
     /// Every page of `query`.
-    pub fn pages(&self, query: &OrderQuery) -> impl Stream<Item = Result<Page<Order>>> + Send + use<> {
-        pages::pages(fetcher(self.client, query, |q, page, limit| q.with_stream_page(page, limit), list_orders))
+    pub fn pages(
+        &self,
+        query: &OrderQuery,
+    ) -> impl Stream<Item = Result<Page<Order>>> + Send + use<> {
+        pages::pages(fetcher(
+            self.client,
+            query,
+            |q, page, limit| q.with_stream_page(page, limit),
+            list_orders,
+        ))
     }
 
     /// Every order matching `query`, collected.

@@ -58,7 +58,10 @@ impl RetryPolicy {
     /// Full jitter: a random wait between zero and `min(max_delay, base × 2^(attempt − 1))`.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let exponent = attempt.saturating_sub(1).min(16);
-        let ceiling = self.base_delay.saturating_mul(1 << exponent).min(self.max_delay);
+        let ceiling = self
+            .base_delay
+            .saturating_mul(1 << exponent)
+            .min(self.max_delay);
         ceiling.mul_f64(rand::random::<f64>())
     }
 }
@@ -90,7 +93,13 @@ pub enum Decision {
 /// - 429: retry any request after Retry-After (the seed says nothing was processed).
 /// - no connection made: retry any request (nothing was sent).
 /// - 5xx, timeout, reset: retry only replayable requests.
-pub fn decide(policy: &RetryPolicy, replayable: bool, outcome: Outcome, attempt: u32, elapsed: Duration) -> Decision {
+pub fn decide(
+    policy: &RetryPolicy,
+    replayable: bool,
+    outcome: Outcome,
+    attempt: u32,
+    elapsed: Duration,
+) -> Decision {
     if attempt >= policy.max_attempts || elapsed >= policy.max_elapsed {
         return Decision::Stop;
     }
@@ -98,7 +107,9 @@ pub fn decide(policy: &RetryPolicy, replayable: bool, outcome: Outcome, attempt:
         Outcome::Status(429, retry_after) => {
             Decision::RetryAfter(retry_after.unwrap_or_default().max(policy.backoff(attempt)))
         }
-        Outcome::Status(status, _) if status >= 500 && replayable => Decision::RetryAfter(policy.backoff(attempt)),
+        Outcome::Status(status, _) if status >= 500 && replayable => {
+            Decision::RetryAfter(policy.backoff(attempt))
+        }
         Outcome::Status(..) => Decision::Stop,
         Outcome::ConnectFailed => Decision::RetryAfter(policy.backoff(attempt)),
         Outcome::NoAnswer if replayable => Decision::RetryAfter(policy.backoff(attempt)),
@@ -148,15 +159,24 @@ mod tests {
             decide(&policy, true, Outcome::Status(429, Some(wait)), 1, Duration::ZERO),
             Decision::RetryAfter(d) if d >= wait
         ));
-        assert_eq!(decide(&policy, true, Outcome::NoAnswer, 4, Duration::ZERO), Decision::Stop);
-        assert_eq!(decide(&policy, true, Outcome::NoAnswer, 1, Duration::from_secs(61)), Decision::Stop);
+        assert_eq!(
+            decide(&policy, true, Outcome::NoAnswer, 4, Duration::ZERO),
+            Decision::Stop
+        );
+        assert_eq!(
+            decide(&policy, true, Outcome::NoAnswer, 1, Duration::from_secs(61)),
+            Decision::Stop
+        );
     }
 
     #[test]
     fn backoff_has_full_jitter_under_a_doubling_ceiling() {
         let policy = RetryPolicy::default();
         for attempt in 1..=10 {
-            let ceiling = policy.base_delay.saturating_mul(1 << (attempt - 1)).min(policy.max_delay);
+            let ceiling = policy
+                .base_delay
+                .saturating_mul(1 << (attempt - 1))
+                .min(policy.max_delay);
             assert!(policy.backoff(attempt) <= ceiling);
         }
     }

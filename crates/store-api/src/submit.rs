@@ -209,9 +209,13 @@ impl Orders<'_> {
     }
 
     async fn find_existing(&self, external_id: &str) -> Result<Order> {
-        self.find_by_external_id(external_id).await?.ok_or_else(|| Error::Conflict {
-            message: format!("an order with external id {external_id} exists but could not be read"),
-        })
+        self.find_by_external_id(external_id)
+            .await?
+            .ok_or_else(|| Error::Conflict {
+                message: format!(
+                    "an order with external id {external_id} exists but could not be read"
+                ),
+            })
     }
 }
 
@@ -230,8 +234,14 @@ fn classify(error: &Error) -> (AttemptResult, Option<Outcome>) {
         Error::Timeout { .. } => (AttemptResult::Timeout, Some(Outcome::NoAnswer)),
         Error::Transport { .. } => (AttemptResult::Connection, Some(Outcome::NoAnswer)),
         Error::Decode(_) => (AttemptResult::Connection, Some(Outcome::NoAnswer)),
-        Error::Server { status, .. } => (AttemptResult::Status(*status), Some(Outcome::Status(*status, None))),
-        Error::RateLimited { retry_after } => (AttemptResult::Status(429), Some(Outcome::Status(429, *retry_after))),
+        Error::Server { status, .. } => (
+            AttemptResult::Status(*status),
+            Some(Outcome::Status(*status, None)),
+        ),
+        Error::RateLimited { retry_after } => (
+            AttemptResult::Status(429),
+            Some(Outcome::Status(429, *retry_after)),
+        ),
         other => (AttemptResult::Status(other.status().unwrap_or(0)), None),
     }
 }

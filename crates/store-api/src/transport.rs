@@ -69,7 +69,8 @@ impl ClientTransport {
                     }
                     let retry_after = header_u64(headers, "retry-after").map(Duration::from_secs);
                     if status == 429 {
-                        self.limiter.pause_for(retry_after.unwrap_or(Duration::from_secs(1)));
+                        self.limiter
+                            .pause_for(retry_after.unwrap_or(Duration::from_secs(1)));
                     }
                     Outcome::Status(status, retry_after)
                 }
@@ -77,12 +78,24 @@ impl ClientTransport {
                 Err(_) => Outcome::NoAnswer,
             };
             let decision = match spare {
-                Some(_) => decide(&self.policy, replayable, outcome, attempt, started.elapsed()),
+                Some(_) => decide(
+                    &self.policy,
+                    replayable,
+                    outcome,
+                    attempt,
+                    started.elapsed(),
+                ),
                 None => Decision::Stop,
             };
             match (decision, spare) {
                 (Decision::RetryAfter(wait), Some(spare)) => {
-                    tracing::debug!(operation = operation_id, attempt, ?outcome, ?wait, "retrying");
+                    tracing::debug!(
+                        operation = operation_id,
+                        attempt,
+                        ?outcome,
+                        ?wait,
+                        "retrying"
+                    );
                     tokio::time::sleep(wait).await;
                     current = spare;
                     attempt += 1;
@@ -96,4 +109,3 @@ impl ClientTransport {
 fn header_u64(headers: &reqwest::header::HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
-

@@ -1,0 +1,50 @@
+//! Fetching what an event is about. The payload says a resource changed, not how, so a receiver reads
+//! the current resource (the seed's "Receiver action" column).
+
+use store_api::Client;
+use store_api::model::{Order, Product};
+
+use crate::event::{Event, Resource};
+
+/// The current state of the resource an event is about.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum FollowUp {
+    /// `products_create` / `products_update`: the product as it is now.
+    Product(Product),
+    /// `products_delete`, or a product event whose product is gone by now: remove it locally.
+    ProductDeleted(String),
+    /// `orders_create` / `orders_update`: the order as it is now (status, fulfillmentStatus, trackingInfo).
+    Order(Order),
+    /// A topic this SDK does not know: the specification says to ignore it.
+    Ignored,
+}
+
+/// Fetches the resource `event` is about through `client` (one request, under the client's rate limit).
+///
+/// ```no_run
+/// # async fn run(client: store_api::Client, event: store_api_webhooks::Event) -> Result<(), store_api::Error> {
+/// use store_api_webhooks::{FollowUp, follow_up};
+/// match follow_up(&client, &event).await? {
+///     FollowUp::Order(order) => println!("{} is {:?}", order.id, order.fulfillment_status),
+///     FollowUp::Product(product) => println!("product {} changed", product.id()),
+///     FollowUp::ProductDeleted(id) => println!("forget product {id}"),
+///     _ => {}
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub async fn follow_up(client: &Client, event: &Event) -> Result<FollowUp, store_api::Error> {
+    match event.resource() {
+        Resource::Order(id) => client.orders().get(id).await.map(FollowUp::Order),
+        Resource::Product(id) if event.topic == crate::Topic::ProductsDelete => {
+            Ok(FollowUp::ProductDeleted(id.to_owned()))
+        }
+        Resource::Product(id) => match client.products().get(id).await {
+            Ok(product) => Ok(FollowUp::Product(product)),
+            Err(store_api::Error::NotFound { .. }) => Ok(FollowUp::ProductDeleted(id.to_owned())),
+            Err(error) => Err(error),
+        },
+        _ => Ok(FollowUp::Ignored),
+    }
+}
