@@ -11,11 +11,11 @@ use crate::event::{Event, Resource};
 #[non_exhaustive]
 pub enum FollowUp {
     /// `products_create` / `products_update`: the product as it is now.
-    Product(Product),
+    Product(Box<Product>),
     /// `products_delete`, or a product event whose product is gone by now: remove it locally.
     ProductDeleted(String),
     /// `orders_create` / `orders_update`: the order as it is now (status, fulfillmentStatus, trackingInfo).
-    Order(Order),
+    Order(Box<Order>),
     /// A topic this SDK does not know: the specification says to ignore it.
     Ignored,
 }
@@ -36,12 +36,12 @@ pub enum FollowUp {
 /// ```
 pub async fn follow_up(client: &Client, event: &Event) -> Result<FollowUp, store_api::Error> {
     match event.resource() {
-        Resource::Order(id) => client.orders().get(id).await.map(FollowUp::Order),
+        Resource::Order(id) => client.orders().get(id).await.map(|o| FollowUp::Order(Box::new(o))),
         Resource::Product(id) if event.topic == crate::Topic::ProductsDelete => {
             Ok(FollowUp::ProductDeleted(id.to_owned()))
         }
         Resource::Product(id) => match client.products().get(id).await {
-            Ok(product) => Ok(FollowUp::Product(product)),
+            Ok(product) => Ok(FollowUp::Product(Box::new(product))),
             Err(store_api::Error::NotFound { .. }) => Ok(FollowUp::ProductDeleted(id.to_owned())),
             Err(error) => Err(error),
         },
