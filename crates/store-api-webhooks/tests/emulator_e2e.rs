@@ -1,5 +1,6 @@
 //! End to end with the local emulator: a real axum receiver on 127.0.0.1 gets the emulator's signed
 //! deliveries while an order is created, moved to fulfilled and the store's key is rotated mid-way.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,13 +18,17 @@ use store_api_webhooks::axum::VerifiedEvent;
 use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once};
 use store_api_webhooks::{FollowUp, SIGNATURE_HEADER, Topic, Verifier, follow_up, sign};
 
+/// What the receiver saw of one processed event: topic, event id, the order's stage read back by the
+/// follow-up, and whether it carried trackingInfo.
+type Seen = (Topic, String, Option<FulfillmentStatus>, bool);
+
 #[derive(Clone)]
 struct Receiver {
     verifier: Arc<Mutex<Verifier>>,
     client: Arc<Mutex<Client>>,
     dedupe: Arc<MemoryDedupe>,
     /// (topic, event id, fulfillment status read back) of every processed event.
-    seen: Arc<Mutex<Vec<(Topic, String, Option<FulfillmentStatus>, bool)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
     /// Answer 500 to this many deliveries, then succeed.
     fail_next: Arc<AtomicUsize>,
     handler_runs: Arc<AtomicUsize>,
