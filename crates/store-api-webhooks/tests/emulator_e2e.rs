@@ -144,15 +144,8 @@ async fn deliveries_are_verified_routed_followed_up_and_survive_rotation_and_fai
     .unwrap();
 
     // Created, then two rungs up the ladder with the original key.
-    let submitted = receiver
-        .client
-        .lock()
-        .unwrap()
-        .clone()
-        .orders()
-        .submit(&order())
-        .await
-        .unwrap();
+    let creator = receiver.client.lock().unwrap().clone();
+    let submitted = creator.orders().submit(&order()).await.unwrap();
     let order_id = submitted.order().id.clone();
     emu.advance_order(&store.id, &order_id).unwrap();
     emu.advance_order(&store.id, &order_id).unwrap();
@@ -230,15 +223,8 @@ async fn deliveries_are_verified_routed_followed_up_and_survive_rotation_and_fai
     let runs_before = receiver.handler_runs.load(Ordering::SeqCst);
     let deliveries_before = emu.webhook_deliveries(&store.id).unwrap().len();
     receiver.fail_next.store(2, Ordering::SeqCst);
-    let held = receiver
-        .client
-        .lock()
-        .unwrap()
-        .clone()
-        .orders()
-        .submit(&order())
-        .await
-        .unwrap();
+    let creator = receiver.client.lock().unwrap().clone();
+    let held = creator.orders().submit(&order()).await.unwrap();
     eventually("the retried event", || {
         emu.webhook_deliveries(&store.id)
             .unwrap()
