@@ -47,7 +47,11 @@ pub(crate) fn stores(shared: &Shared) -> Vec<StoreCredentials> {
 
 /// A new key in the same shape as the app's: `csk_` and 32 hex digits, 36 characters.
 pub(crate) fn rotate_key(shared: &Shared, store_id: &str) -> Result<String, ApiError> {
-    let key = format!("csk_{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>());
+    let key = format!(
+        "csk_{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    );
     let mut state = shared.lock();
     let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
     store.api_key = key.clone();
@@ -56,12 +60,20 @@ pub(crate) fn rotate_key(shared: &Shared, store_id: &str) -> Result<String, ApiE
 
 pub(crate) fn set_active(shared: &Shared, store_id: &str, active: bool) -> Result<(), ApiError> {
     let mut state = shared.lock();
-    state.stores.get_mut(store_id).ok_or_else(store_not_found)?.active = active;
+    state
+        .stores
+        .get_mut(store_id)
+        .ok_or_else(store_not_found)?
+        .active = active;
     Ok(())
 }
 
 /// Replaces the store's registrations. Topics must be known ones and URLs absolute http(s) URLs.
-pub(crate) fn set_webhooks(shared: &Shared, store_id: &str, urls: BTreeMap<String, String>) -> Result<(), ApiError> {
+pub(crate) fn set_webhooks(
+    shared: &Shared,
+    store_id: &str,
+    urls: BTreeMap<String, String>,
+) -> Result<(), ApiError> {
     let mut problems = Vec::new();
     for (topic, url) in &urls {
         if !WebhookTopic::from(topic.as_str()).is_known() {
@@ -76,13 +88,22 @@ pub(crate) fn set_webhooks(shared: &Shared, store_id: &str, urls: BTreeMap<Strin
         return Err(ApiError::Invalid(problems));
     }
     let mut state = shared.lock();
-    state.stores.get_mut(store_id).ok_or_else(store_not_found)?.webhooks = urls;
+    state
+        .stores
+        .get_mut(store_id)
+        .ok_or_else(store_not_found)?
+        .webhooks = urls;
     Ok(())
 }
 
 pub(crate) fn deliveries(shared: &Shared, store_id: &str) -> Result<Vec<Delivery>, ApiError> {
     let state = shared.lock();
-    Ok(state.stores.get(store_id).ok_or_else(store_not_found)?.deliveries.clone())
+    Ok(state
+        .stores
+        .get(store_id)
+        .ok_or_else(store_not_found)?
+        .deliveries
+        .clone())
 }
 
 /// Applies `change` to one order and emits orders_update.
@@ -103,11 +124,22 @@ fn change_order(
         record.set(order.clone());
         order
     };
-    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::OrdersUpdate, &order.id)]);
+    emit(
+        shared,
+        vec![PendingEvent::new(
+            store_id,
+            WebhookTopic::OrdersUpdate,
+            &order.id,
+        )],
+    );
     Ok(order)
 }
 
-pub(crate) fn advance(shared: &Arc<Shared>, store_id: &str, order_id: &str) -> Result<types::Order, ApiError> {
+pub(crate) fn advance(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    order_id: &str,
+) -> Result<types::Order, ApiError> {
     change_order(shared, store_id, order_id, orders::advance)
 }
 
@@ -117,7 +149,9 @@ pub(crate) fn app_action(
     order_id: &str,
     action: AppAction,
 ) -> Result<types::Order, ApiError> {
-    change_order(shared, store_id, order_id, |order| orders::apply(order, action))
+    change_order(shared, store_id, order_id, |order| {
+        orders::apply(order, action)
+    })
 }
 
 /// Advances every order that the provider would move (not held, canceled, or awaiting a decision).
@@ -128,18 +162,21 @@ pub(crate) fn advance_all(shared: &Arc<Shared>) {
             .stores
             .values()
             .flat_map(|store| {
-                store.orders.iter().filter(|o| {
-                    o.value.status.as_ref().is_some_and(|s| {
-                        !matches!(
-                            s,
-                            OrderStatus::OnHold
-                                | OrderStatus::Canceled
-                                | OrderStatus::CancellationRequested
-                                | OrderStatus::Fulfilled
-                        )
+                store
+                    .orders
+                    .iter()
+                    .filter(|o| {
+                        o.value.status.as_ref().is_some_and(|s| {
+                            !matches!(
+                                s,
+                                OrderStatus::OnHold
+                                    | OrderStatus::Canceled
+                                    | OrderStatus::CancellationRequested
+                                    | OrderStatus::Fulfilled
+                            )
+                        })
                     })
-                })
-                .map(|o| (store.id.clone(), o.value.id.clone()))
+                    .map(|o| (store.id.clone(), o.value.id.clone()))
             })
             .collect()
     };
@@ -165,11 +202,21 @@ pub(crate) fn create_product(
         let seq = state.next_sequence();
         let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
         if store.products.iter().any(|p| p.value.id == product.id) {
-            return Err(ApiError::Conflict(format!("A product with id {} exists", product.id)));
+            return Err(ApiError::Conflict(format!(
+                "A product with id {} exists",
+                product.id
+            )));
         }
         store.products.push(Record::new(seq, product.clone()));
     }
-    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::ProductsCreate, &product.id)]);
+    emit(
+        shared,
+        vec![PendingEvent::new(
+            store_id,
+            WebhookTopic::ProductsCreate,
+            &product.id,
+        )],
+    );
     Ok(product)
 }
 
@@ -193,12 +240,23 @@ pub(crate) fn update_product(
         product.updated_at = Some(now());
         record.set(product.clone());
     }
-    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::ProductsUpdate, product_id)]);
+    emit(
+        shared,
+        vec![PendingEvent::new(
+            store_id,
+            WebhookTopic::ProductsUpdate,
+            product_id,
+        )],
+    );
     Ok(product)
 }
 
 /// Deletes a product and emits products_delete.
-pub(crate) fn delete_product(shared: &Arc<Shared>, store_id: &str, product_id: &str) -> Result<(), ApiError> {
+pub(crate) fn delete_product(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    product_id: &str,
+) -> Result<(), ApiError> {
     {
         let mut state = shared.lock();
         let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
@@ -208,6 +266,13 @@ pub(crate) fn delete_product(shared: &Arc<Shared>, store_id: &str, product_id: &
             return Err(ApiError::NotFound("Product not found".into()));
         }
     }
-    emit(shared, vec![PendingEvent::new(store_id, WebhookTopic::ProductsDelete, product_id)]);
+    emit(
+        shared,
+        vec![PendingEvent::new(
+            store_id,
+            WebhookTopic::ProductsDelete,
+            product_id,
+        )],
+    );
     Ok(())
 }

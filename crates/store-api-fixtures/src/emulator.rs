@@ -142,14 +142,23 @@ impl EmulatorBuilder {
     pub async fn start(self) -> Result<Emulator, EmulatorError> {
         let listener = tokio::net::TcpListener::bind(self.listen)
             .await
-            .map_err(|source| EmulatorError::Bind { addr: self.listen, source })?;
+            .map_err(|source| EmulatorError::Bind {
+                addr: self.listen,
+                source,
+            })?;
         let addr = listener
             .local_addr()
-            .map_err(|source| EmulatorError::Bind { addr: self.listen, source })?;
-        let state = match &self.state_file {
+            .map_err(|source| EmulatorError::Bind {
+                addr: self.listen,
+                source,
+            })?;
+        let origin = format!("http://{addr}");
+        let mut state = match &self.state_file {
             Some(path) if path.exists() => State::load(path).map_err(EmulatorError::State)?,
             _ => State::from_seed(self.seed.unwrap_or_else(Seed::builtin)),
         };
+        // A saved state may come from an emulator that listened on another port.
+        state.serve_images_from(&origin);
         let fake = FakeHosts::new();
         let downloader = if self.network_downloads {
             Downloader::with_network(fake, self.fetch_limits)
@@ -166,7 +175,7 @@ impl EmulatorBuilder {
             limiter: self.rate_limit.then(server::ratelimit::StoreLimiter::new),
             downloader,
             http,
-            origin: format!("http://{addr}"),
+            origin,
             config: Config {
                 webhook_backoff: self.webhook_backoff,
             },
@@ -285,7 +294,11 @@ impl Emulator {
     }
 
     /// Replaces the store's webhook registrations (topic → URL).
-    pub fn set_webhooks(&self, store_id: &str, urls: BTreeMap<String, String>) -> Result<(), ControlError> {
+    pub fn set_webhooks(
+        &self,
+        store_id: &str,
+        urls: BTreeMap<String, String>,
+    ) -> Result<(), ControlError> {
         Ok(control::set_webhooks(&self.shared, store_id, urls)?)
     }
 
@@ -295,17 +308,35 @@ impl Emulator {
     }
 
     /// Moves an order one rung up the fulfillment ladder (fulfilled sets tracking and fulfilledAt).
-    pub fn advance_order(&self, store_id: &str, order_id: &str) -> Result<types::Order, ControlError> {
+    pub fn advance_order(
+        &self,
+        store_id: &str,
+        order_id: &str,
+    ) -> Result<types::Order, ControlError> {
         Ok(control::advance(&self.shared, store_id, order_id)?)
     }
 
     /// Applies an app-side action to an order.
-    pub fn app_action(&self, store_id: &str, order_id: &str, action: AppAction) -> Result<types::Order, ControlError> {
-        Ok(control::app_action(&self.shared, store_id, order_id, action)?)
+    pub fn app_action(
+        &self,
+        store_id: &str,
+        order_id: &str,
+        action: AppAction,
+    ) -> Result<types::Order, ControlError> {
+        Ok(control::app_action(
+            &self.shared,
+            store_id,
+            order_id,
+            action,
+        )?)
     }
 
     /// Creates a product as the app would (emits products_create).
-    pub fn create_product(&self, store_id: &str, product: types::Product) -> Result<types::Product, ControlError> {
+    pub fn create_product(
+        &self,
+        store_id: &str,
+        product: types::Product,
+    ) -> Result<types::Product, ControlError> {
         Ok(control::create_product(&self.shared, store_id, product)?)
     }
 
@@ -316,7 +347,12 @@ impl Emulator {
         product_id: &str,
         product: types::Product,
     ) -> Result<types::Product, ControlError> {
-        Ok(control::update_product(&self.shared, store_id, product_id, product)?)
+        Ok(control::update_product(
+            &self.shared,
+            store_id,
+            product_id,
+            product,
+        )?)
     }
 
     /// Deletes a product (emits products_delete).
@@ -331,7 +367,11 @@ impl Emulator {
 
     /// Number of orders the store holds (for exactly-once checks).
     pub fn order_count(&self, store_id: &str) -> usize {
-        self.shared.lock().stores.get(store_id).map_or(0, |s| s.orders.len())
+        self.shared
+            .lock()
+            .stores
+            .get(store_id)
+            .map_or(0, |s| s.orders.len())
     }
 
     /// The store's orders, oldest first.

@@ -51,9 +51,9 @@ impl ApiError {
                 "Request body is larger than the limit of {} bytes",
                 crate::server::MAX_BODY_BYTES
             )),
-            Self::TooManyRequests { .. } => {
-                types::ErrorMessage::String("Too many requests; retry after the time given in Retry-After".into())
-            }
+            Self::TooManyRequests { .. } => types::ErrorMessage::String(
+                "Too many requests; retry after the time given in Retry-After".into(),
+            ),
         };
         let error = match self {
             Self::TooManyRequests { .. } => None,
@@ -70,7 +70,12 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::to_vec(&self.body()).unwrap_or_default();
-        let mut response = (self.status(), [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        let mut response = (
+            self.status(),
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response();
         if let Self::TooManyRequests { retry_after_secs } = self {
             response
                 .headers_mut()

@@ -48,8 +48,12 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
     for event in events {
         let job = {
             let state = shared.lock();
-            let Some(store) = state.stores.get(&event.store_id) else { continue };
-            let Some(url) = store.webhooks.get(event.topic.as_str()) else { continue };
+            let Some(store) = state.stores.get(&event.store_id) else {
+                continue;
+            };
+            let Some(url) = store.webhooks.get(event.topic.as_str()) else {
+                continue;
+            };
             let payload = types::WebhookEvent {
                 id: new_id("evt"),
                 store_id: event.store_id.clone(),
@@ -58,7 +62,9 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
                 is_test: Some(false),
                 created_at: Some(now()),
             };
-            let Ok(body) = serde_json::to_vec(&payload) else { continue };
+            let Ok(body) = crate::wire::to_vec(&payload) else {
+                continue;
+            };
             Job {
                 store_id: event.store_id,
                 event_id: payload.id,

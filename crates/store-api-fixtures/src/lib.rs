@@ -10,6 +10,7 @@ mod orders;
 pub mod seed;
 mod server;
 mod state;
+mod wire;
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -46,6 +47,8 @@ impl Shared {
     /// The state. A handler that panicked while holding the lock cannot leave it half-updated (every
     /// change is built on a copy and stored at once), so a poisoned lock is still safe to use.
     fn lock(&self) -> MutexGuard<'_, state::State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

@@ -18,7 +18,10 @@ pub(crate) struct StoreView<'a> {
 }
 
 impl OrderContext for StoreView<'_> {
-    fn product_variant(&self, variant_id: &str) -> Option<(&types::Product, &types::ProductVariant)> {
+    fn product_variant(
+        &self,
+        variant_id: &str,
+    ) -> Option<(&types::Product, &types::ProductVariant)> {
         self.store.products.iter().find_map(|p| {
             p.value
                 .variants
@@ -28,7 +31,10 @@ impl OrderContext for StoreView<'_> {
         })
     }
 
-    fn product_variant_by_sku(&self, sku: &str) -> Option<(&types::Product, &types::ProductVariant)> {
+    fn product_variant_by_sku(
+        &self,
+        sku: &str,
+    ) -> Option<(&types::Product, &types::ProductVariant)> {
         self.store.products.iter().find_map(|p| {
             p.value
                 .variants
@@ -38,16 +44,21 @@ impl OrderContext for StoreView<'_> {
         })
     }
 
-    fn catalog_variant(&self, catalog_variant_id: &str) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
-        self.state.visible_catalog(&self.store.id).find_map(|blank| {
-            blank
-                .record
-                .value
-                .variants
-                .iter()
-                .find(|v| v.id == catalog_variant_id)
-                .map(|v| (&blank.record.value, v))
-        })
+    fn catalog_variant(
+        &self,
+        catalog_variant_id: &str,
+    ) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
+        self.state
+            .visible_catalog(&self.store.id)
+            .find_map(|blank| {
+                blank
+                    .record
+                    .value
+                    .variants
+                    .iter()
+                    .find(|v| v.id == catalog_variant_id)
+                    .map(|v| (&blank.record.value, v))
+            })
     }
 
     fn artwork_exists(&self, artwork_id: &str) -> bool {
@@ -63,7 +74,10 @@ pub(crate) fn create(
     store_id: &str,
     request: types::CreateOrderRequest,
 ) -> Result<(types::Order, PendingEvent), ApiError> {
-    let store = state.stores.get(store_id).ok_or(ApiError::Unauthorized(crate::error::INVALID_API_KEY))?;
+    let store = state
+        .stores
+        .get(store_id)
+        .ok_or(ApiError::Unauthorized(crate::error::INVALID_API_KEY))?;
     let violations = validate::validate_order(&request, &StoreView { state, store });
     if violations.iter().any(|v| v.is_field_validation()) {
         return Err(into_api_error(&violations));
@@ -80,8 +94,16 @@ pub(crate) fn create(
     }
     let line_items = build_line_items(state, store, &request)?;
     let pricing = &state.pricing;
-    let total_quantity: i64 = line_items.iter().filter_map(|li| li.quantity).sum();
-    let subtotal: i64 = line_items.iter().filter_map(|li| li.total_cost).map(cents).sum();
+    // Quantities are u64 on the wire: saturate rather than overflow (a panic in debug, wrong totals in release).
+    let total_quantity = line_items
+        .iter()
+        .filter_map(|li| li.quantity)
+        .fold(0, i64::saturating_add);
+    let subtotal = line_items
+        .iter()
+        .filter_map(|li| li.total_cost)
+        .map(cents)
+        .fold(0, i64::saturating_add);
     let shipping = shipping_cents(pricing, total_quantity);
     let created = now();
     let number = store.order_number + 1;
@@ -96,7 +118,7 @@ pub(crate) fn create(
         total_quantity: Some(total_quantity),
         subtotal_cost: Some(dollars(subtotal)),
         shipping_cost: Some(dollars(shipping)),
-        total_cost: Some(dollars(subtotal + shipping)),
+        total_cost: Some(dollars(subtotal.saturating_add(shipping))),
         line_items,
         shipping_address: Some(shipping_address(&request.shipping_address)),
         tracking_info: None,
@@ -107,7 +129,10 @@ pub(crate) fn create(
         updated_at: Some(created),
     };
     let seq = state.next_sequence();
-    let store = state.stores.get_mut(store_id).ok_or(ApiError::Unauthorized(crate::error::INVALID_API_KEY))?;
+    let store = state
+        .stores
+        .get_mut(store_id)
+        .ok_or(ApiError::Unauthorized(crate::error::INVALID_API_KEY))?;
     store.order_number = number;
     store.orders.push(Record::new(seq, order.clone()));
     let event = PendingEvent::new(store_id, WebhookTopic::OrdersCreate, &order.id);
@@ -137,7 +162,9 @@ fn build_line_items(
                 .catalog_product_variant_id
                 .as_deref()
                 .and_then(|id| view.catalog_variant(id))
-                .ok_or_else(|| ApiError::BadRequest("No catalog product variant found for a line item".into()))?;
+                .ok_or_else(|| {
+                    ApiError::BadRequest("No catalog product variant found for a line item".into())
+                })?;
             let base = state
                 .catalog
                 .iter()
@@ -146,7 +173,12 @@ fn build_line_items(
             let decorations: i64 = input
                 .decorations
                 .iter()
-                .map(|d| cents(decoration_cost(&state.pricing, d.decoration_method.as_str())))
+                .map(|d| {
+                    cents(decoration_cost(
+                        &state.pricing,
+                        d.decoration_method.as_str(),
+                    ))
+                })
                 .sum();
             let unit = cents(base) + decorations;
             types::OrderLineItem {
@@ -186,8 +218,15 @@ fn build_line_items(
                 .product_variant_id
                 .as_deref()
                 .and_then(|id| view.product_variant(id))
-                .or_else(|| input.sku.as_deref().and_then(|sku| view.product_variant_by_sku(sku)))
-                .ok_or_else(|| ApiError::BadRequest("No product found in the store for a line item".into()))?;
+                .or_else(|| {
+                    input
+                        .sku
+                        .as_deref()
+                        .and_then(|sku| view.product_variant_by_sku(sku))
+                })
+                .ok_or_else(|| {
+                    ApiError::BadRequest("No product found in the store for a line item".into())
+                })?;
             let unit = cents(variant.cost.unwrap_or(0.0));
             types::OrderLineItem {
                 id: new_id("li"),
@@ -259,12 +298,17 @@ fn shipping_cents(pricing: &Pricing, total_quantity: i64) -> i64 {
     if total_quantity <= 0 {
         return 0;
     }
-    cents(pricing.shipping.first_item) + cents(pricing.shipping.additional_item).saturating_mul(total_quantity - 1)
+    cents(pricing.shipping.first_item)
+        .saturating_add(cents(pricing.shipping.additional_item).saturating_mul(total_quantity - 1))
 }
 
 /// Money is computed in whole cents so totals are exact and consistent, then served as dollars.
 fn cents(dollars: f64) -> i64 {
-    if dollars.is_finite() { (dollars * 100.0).round() as i64 } else { 0 }
+    if dollars.is_finite() {
+        (dollars * 100.0).round() as i64
+    } else {
+        0
+    }
 }
 
 fn dollars(cents: i64) -> f64 {
@@ -295,10 +339,18 @@ pub enum AppAction {
 /// Moves an order one rung up the fulfillment ladder, as the provider does.
 pub(crate) fn advance(order: &mut types::Order) -> Result<(), ApiError> {
     let status = order.status.clone().unwrap_or(OrderStatus::Pending);
-    if matches!(status, OrderStatus::Canceled | OrderStatus::OnHold | OrderStatus::CancellationRequested) {
-        return Err(ApiError::Conflict(format!("The order is {status} and cannot advance")));
+    if matches!(
+        status,
+        OrderStatus::Canceled | OrderStatus::OnHold | OrderStatus::CancellationRequested
+    ) {
+        return Err(ApiError::Conflict(format!(
+            "The order is {status} and cannot advance"
+        )));
     }
-    let current = order.fulfillment_status.clone().unwrap_or(FulfillmentStatus::Pending);
+    let current = order
+        .fulfillment_status
+        .clone()
+        .unwrap_or(FulfillmentStatus::Pending);
     let next = current
         .rung()
         .and_then(|rung| FulfillmentStatus::KNOWN.get(rung + 1))
@@ -323,17 +375,28 @@ pub(crate) fn advance(order: &mut types::Order) -> Result<(), ApiError> {
 /// Applies an app-side action. Transitions the seed does not show are the emulator's documented model.
 pub(crate) fn apply(order: &mut types::Order, action: AppAction) -> Result<(), ApiError> {
     let status = order.status.clone().unwrap_or(OrderStatus::Pending);
-    let stage = order.fulfillment_status.clone().unwrap_or(FulfillmentStatus::Pending);
+    let stage = order
+        .fulfillment_status
+        .clone()
+        .unwrap_or(FulfillmentStatus::Pending);
     let payment = order.payment_status.clone().unwrap_or(PaymentStatus::Due);
-    let refuse = |what: &str| Err(ApiError::Conflict(format!("Cannot {what}: the order is {status}")));
+    let refuse = |what: &str| {
+        Err(ApiError::Conflict(format!(
+            "Cannot {what}: the order is {status}"
+        )))
+    };
     let closed = matches!(status, OrderStatus::Canceled | OrderStatus::Fulfilled);
     let at = now();
     match action {
-        AppAction::Hold if !closed && status != OrderStatus::OnHold => order.status = Some(OrderStatus::OnHold),
+        AppAction::Hold if !closed && status != OrderStatus::OnHold => {
+            order.status = Some(OrderStatus::OnHold)
+        }
         AppAction::Release if status == OrderStatus::OnHold => {
             order.status = Some(OrderStatus::from(stage.as_str()));
         }
-        AppAction::RequestCancellation if !closed && status != OrderStatus::CancellationRequested => {
+        AppAction::RequestCancellation
+            if !closed && status != OrderStatus::CancellationRequested =>
+        {
             order.status = Some(OrderStatus::CancellationRequested);
         }
         AppAction::Cancel if !closed => {
@@ -351,7 +414,9 @@ pub(crate) fn apply(order: &mut types::Order, action: AppAction) -> Result<(), A
         AppAction::MarkPaymentFailed if payment == PaymentStatus::Due => {
             order.payment_status = Some(PaymentStatus::Failed);
         }
-        AppAction::Refund if payment == PaymentStatus::Paid => order.payment_status = Some(PaymentStatus::Refunded),
+        AppAction::Refund if payment == PaymentStatus::Paid => {
+            order.payment_status = Some(PaymentStatus::Refunded)
+        }
         AppAction::MarkPaid | AppAction::MarkPaymentFailed | AppAction::Refund => {
             return Err(ApiError::Conflict(format!(
                 "Cannot apply {action:?}: the payment status is {payment}"
@@ -378,9 +443,20 @@ mod tests {
         let mut seen = Vec::new();
         while advance(&mut o).is_ok() {
             seen.push(o.fulfillment_status.clone().unwrap().to_string());
-            assert_eq!(o.status.as_ref().map(|s| s.to_string()), seen.last().cloned());
+            assert_eq!(
+                o.status.as_ref().map(|s| s.to_string()),
+                seen.last().cloned()
+            );
         }
-        assert_eq!(seen, ["production_requested", "sent_to_production", "in_production", "fulfilled"]);
+        assert_eq!(
+            seen,
+            [
+                "production_requested",
+                "sent_to_production",
+                "in_production",
+                "fulfilled"
+            ]
+        );
         assert!(o.tracking_info.is_some() && o.fulfilled_at.is_some());
         assert!(matches!(advance(&mut o), Err(ApiError::Conflict(_))));
     }
@@ -391,7 +467,10 @@ mod tests {
         advance(&mut o).unwrap();
         apply(&mut o, AppAction::Hold).unwrap();
         assert_eq!(o.status, Some(OrderStatus::OnHold));
-        assert_eq!(o.fulfillment_status, Some(FulfillmentStatus::ProductionRequested));
+        assert_eq!(
+            o.fulfillment_status,
+            Some(FulfillmentStatus::ProductionRequested)
+        );
         assert!(advance(&mut o).is_err(), "a held order does not move");
         apply(&mut o, AppAction::Release).unwrap();
         assert_eq!(o.status, Some(OrderStatus::ProductionRequested));

@@ -162,7 +162,11 @@ mod tests {
         assert!(seed.stores.iter().all(|s| s.api_key.len() == 36));
         assert!(seed.catalog.len() >= 6);
         assert!(seed.catalog.iter().any(|b| !b.private_to.is_empty()));
-        assert!(seed.catalog.iter().any(|b| b.product.is_discontinued == Some(true)));
+        assert!(
+            seed.catalog
+                .iter()
+                .any(|b| b.product.is_discontinued == Some(true))
+        );
     }
 
     #[test]

@@ -49,7 +49,7 @@ impl<T: Serialize> Record<T> {
     pub fn refresh(&mut self) {
         // Serializing the generated types cannot fail (no maps with non-string keys, no custom
         // serializers that error); an empty object is a safe fallback all the same.
-        self.json = serde_json::to_vec(&self.value)
+        self.json = crate::wire::to_vec(&self.value)
             .map(Bytes::from)
             .unwrap_or_else(|_| Bytes::from_static(b"{}"));
     }
@@ -195,17 +195,37 @@ impl State {
     }
 
     /// The blanks this store may see: public ones and private ones assigned to it.
-    pub fn visible_catalog<'a>(&'a self, store_id: &'a str) -> impl Iterator<Item = &'a Blank> + 'a {
-        self.catalog
-            .iter()
-            .filter(move |blank| blank.private_to.is_empty() || blank.private_to.iter().any(|s| s == store_id))
+    pub fn visible_catalog<'a>(
+        &'a self,
+        store_id: &'a str,
+    ) -> impl Iterator<Item = &'a Blank> + 'a {
+        self.catalog.iter().filter(move |blank| {
+            blank.private_to.is_empty() || blank.private_to.iter().any(|s| s == store_id)
+        })
+    }
+
+    /// Points every stored artwork copy's `image.url` at `origin`, where this emulator serves it.
+    pub fn serve_images_from(&mut self, origin: &str) {
+        let images = &self.images;
+        for store in self.stores.values_mut() {
+            for record in &mut store.artworks {
+                let Some(image) = record.value.image.as_mut() else {
+                    continue;
+                };
+                if images.contains_key(&image.id) {
+                    image.url = Some(format!("{origin}/_emulator/images/{}", image.id));
+                    record.refresh();
+                }
+            }
+        }
     }
 
     /// Reads a state file written by [`State::save`].
     pub fn load(path: &Path) -> Result<State, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut state: State =
-            serde_json::from_str(&text).map_err(|e| format!("invalid state file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut state: State = serde_json::from_str(&text)
+            .map_err(|e| format!("invalid state file {}: {e}", path.display()))?;
         state.catalog.iter_mut().for_each(|b| b.record.refresh());
         for store in state.stores.values_mut() {
             store.products.iter_mut().for_each(Record::refresh);
@@ -223,7 +243,8 @@ impl State {
         temp.push(format!(".tmp-{}", std::process::id()));
         let temp = std::path::PathBuf::from(temp);
         std::fs::write(&temp, json).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
-        std::fs::rename(&temp, path).map_err(|e| format!("cannot rename onto {}: {e}", path.display()))
+        std::fs::rename(&temp, path)
+            .map_err(|e| format!("cannot rename onto {}: {e}", path.display()))
     }
 }
 

@@ -49,10 +49,15 @@ pub(crate) async fn guard(
             request.extensions_mut().insert(StoreId(store_id));
             next.run(request).await
         }
-        Decision::Limited { retry_after_secs, .. } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
+        Decision::Limited {
+            retry_after_secs, ..
+        } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
     let (remaining, reset) = match decision {
-        Decision::Allowed { remaining, reset_secs } => (remaining, reset_secs),
+        Decision::Allowed {
+            remaining,
+            reset_secs,
+        } => (remaining, reset_secs),
         Decision::Limited { reset_secs, .. } => (0, reset_secs),
     };
     let headers = response.headers_mut();
@@ -67,7 +72,10 @@ pub(crate) async fn guard(
 fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<(), ApiError> {
     let presented = headers.get("x-api-key").and_then(|v| v.to_str().ok());
     let state = shared.lock();
-    let store = state.stores.get(store_id).ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
+    let store = state
+        .stores
+        .get(store_id)
+        .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
     match presented {
         Some(key) if constant_time_eq(key.as_bytes(), store.api_key.as_bytes()) => {}
         _ => return Err(ApiError::Unauthorized(INVALID_API_KEY)),

@@ -2,23 +2,39 @@
 //! every failure a 4xx envelope whose message names the field path.
 
 use axum::body::Body;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use store_api::validate::{Violation, ViolationKind};
 
 use super::MAX_BODY_BYTES;
 use crate::error::ApiError;
 
+/// How much of a body over the limit is read and thrown away before the 413 is sent.
+const DRAIN_BYTES: usize = 16 * MAX_BODY_BYTES;
+
 /// Reads the whole body, refusing more than [`MAX_BODY_BYTES`] with 413.
 pub(crate) async fn read(body: Body) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|error| {
-        // axum reports a body over the limit as a "length limit exceeded" error.
-        if error.to_string().contains("length limit") {
-            ApiError::PayloadTooLarge
-        } else {
-            ApiError::BadRequest("The request body could not be read".into())
+    let mut stream = body.into_data_stream();
+    let mut buffer = BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|_| ApiError::BadRequest("The request body could not be read".into()))?;
+        if buffer.len() + chunk.len() > MAX_BODY_BYTES {
+            // A server that answers while the client is still sending closes a socket with unread data,
+            // which resets the connection: the client sees a broken pipe instead of the 413. Reading the
+            // rest (up to a bound) lets it finish sending and read the answer.
+            let mut drained = buffer.len() + chunk.len();
+            while drained <= DRAIN_BYTES
+                && let Some(Ok(chunk)) = stream.next().await
+            {
+                drained += chunk.len();
+            }
+            return Err(ApiError::PayloadTooLarge);
         }
-    })
+        buffer.extend_from_slice(&chunk);
+    }
+    Ok(buffer.freeze())
 }
 
 /// Decodes JSON into a generated wire type. Malformed JSON (or invalid UTF-8) is one message; a body of
@@ -27,14 +43,19 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
     if !value.is_object() {
-        return Err(ApiError::Invalid(vec!["The request body must be a JSON object".into()]));
+        return Err(ApiError::Invalid(vec![
+            "The request body must be a JSON object".into(),
+        ]));
     }
     // No request field of the spec is nullable, but serde reads `null` as an absent optional field.
     let mut nulls = Vec::new();
     null_paths(&value, &mut String::new(), &mut nulls);
     if !nulls.is_empty() {
         return Err(ApiError::Invalid(
-            nulls.into_iter().map(|path| format!("{path} must not be null")).collect(),
+            nulls
+                .into_iter()
+                .map(|path| format!("{path} must not be null"))
+                .collect(),
         ));
     }
     serde_path_to_error::deserialize(value).map_err(|error| {
@@ -93,12 +114,30 @@ fn dotted(path: &serde_path_to_error::Path) -> String {
 /// (a missing required field, `quantity` of at least 1, non-empty strings), so those map onto the
 /// validator's own kinds and read exactly as its messages do.
 fn field_message(path: &str, error: &str) -> String {
-    let join = |field: &str| if path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
-    let (kind, at) = if let Some(field) = error.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+    let join = |field: &str| {
+        if path.is_empty() {
+            field.to_owned()
+        } else {
+            format!("{path}.{field}")
+        }
+    };
+    let (kind, at) = if let Some(field) = error
+        .strip_prefix("missing field `")
+        .and_then(|r| r.split('`').next())
+    {
         (Some(ViolationKind::MissingField), join(field))
-    } else if path.ends_with("quantity") && (error.contains("nonzero") || error.contains("invalid value: integer `0`")) {
+    } else if path.ends_with("quantity") && error.starts_with("invalid value: integer") {
+        // 0 or a negative number; a string or a fraction is a type error, reported as such.
         (Some(ViolationKind::QuantityBelowOne), path.to_owned())
-    } else if error.contains("shorter than") || error.contains("longer than 0") || error.contains("at least 1") {
+    } else if path.ends_with("address.country")
+        && (error.contains("shorter than") || error.contains("longer than"))
+    {
+        // The type checks only the length of a country code; any wrong length is not a code at all.
+        (Some(ViolationKind::InvalidCountry), path.to_owned())
+    } else if error.contains("shorter than")
+        || error.contains("longer than 0")
+        || error.contains("at least 1")
+    {
         (Some(ViolationKind::EmptyString), path.to_owned())
     } else {
         (None, path.to_owned())
@@ -123,14 +162,31 @@ mod tests {
     fn shapes_are_reported_with_field_paths() {
         let address = r#""shippingAddress":{"firstName":"A","lastName":"B","address":{"streetAddress":"1 Main","cityOrTown":"X","stateOrProvince":"NY","zipOrPostalCode":"1","country":"US"}}"#;
         let cases = [
-            (r#"{"lineItems":[]}"#.to_owned(), "shippingAddress should not be null or undefined"),
-            (format!(r#"{{"lineItems":[{{"quantity":0}}],{address}}}"#), "lineItems.0.quantity must not be less than 1"),
-            (format!(r#"{{"lineItems":[{{"quantity":"x"}}],{address}}}"#), "lineItems.0.quantity invalid type"),
-            (address.replace("\"B\"", "\"\"").replace("\"shippingAddress\"", "{\"lineItems\":[{\"quantity\":1}],\"shippingAddress\"") + "}", "shippingAddress.lastName should not be empty"),
+            (
+                r#"{"lineItems":[]}"#.to_owned(),
+                "shippingAddress should not be null or undefined",
+            ),
+            (
+                format!(r#"{{"lineItems":[{{"quantity":0}}],{address}}}"#),
+                "lineItems.0.quantity must not be less than 1",
+            ),
+            (
+                format!(r#"{{"lineItems":[{{"quantity":"x"}}],{address}}}"#),
+                "lineItems.0.quantity invalid type",
+            ),
+            (
+                address.replace("\"B\"", "\"\"").replace(
+                    "\"shippingAddress\"",
+                    "{\"lineItems\":[{\"quantity\":1}],\"shippingAddress\"",
+                ) + "}",
+                "shippingAddress.lastName should not be empty",
+            ),
         ];
         for (body, expected) in cases {
             match messages(&body) {
-                ApiError::Invalid(list) => assert!(list[0].starts_with(expected), "{body}: {list:?}"),
+                ApiError::Invalid(list) => {
+                    assert!(list[0].starts_with(expected), "{body}: {list:?}")
+                }
                 other => panic!("{body}: {other:?}"),
             }
         }
@@ -147,6 +203,9 @@ mod tests {
                 "lineItems.0.sku must not be null".into()
             ])
         );
-        assert!(matches!(decode::<CreateOrderRequest>(b"\xff\xfe"), Err(ApiError::BadRequest(_))));
+        assert!(matches!(
+            decode::<CreateOrderRequest>(b"\xff\xfe"),
+            Err(ApiError::BadRequest(_))
+        ));
     }
 }

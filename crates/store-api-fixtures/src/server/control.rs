@@ -25,6 +25,11 @@ fn param(params: &Params, name: &str) -> String {
     params.get(name).cloned().unwrap_or_default()
 }
 
+/// A JSON answer written like the Store API's (timestamps with milliseconds).
+fn wire_json<T: serde::Serialize>(value: T) -> Json<serde_json::Value> {
+    Json(crate::wire::to_value(&value).unwrap_or_default())
+}
+
 pub(crate) fn router() -> Router<Arc<Shared>> {
     Router::new()
         .route("/stores", get(stores))
@@ -33,9 +38,15 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/stores/{storeId}/webhooks", put(set_webhooks))
         .route("/stores/{storeId}/webhook-deliveries", get(deliveries))
         .route("/stores/{storeId}/orders/{orderId}/advance", post(advance))
-        .route("/stores/{storeId}/orders/{orderId}/app-action", post(app_action))
+        .route(
+            "/stores/{storeId}/orders/{orderId}/app-action",
+            post(app_action),
+        )
         .route("/stores/{storeId}/products", post(create_product))
-        .route("/stores/{storeId}/products/{productId}", put(update_product).delete(delete_product))
+        .route(
+            "/stores/{storeId}/products/{productId}",
+            put(update_product).delete(delete_product),
+        )
         .route("/artwork-hosts", put(artwork_hosts))
         .route("/images/{imageId}", get(image))
 }
@@ -44,7 +55,10 @@ async fn stores(State(shared): State<Arc<Shared>>) -> Json<Vec<control::StoreCre
     Json(control::stores(&shared))
 }
 
-async fn rotate_key(State(shared): State<Arc<Shared>>, params: Params) -> Result<Json<serde_json::Value>, ApiError> {
+async fn rotate_key(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+) -> Result<Json<serde_json::Value>, ApiError> {
     let key = control::rotate_key(&shared, &param(&params, "storeId"))?;
     Ok(Json(serde_json::json!({ "apiKey": key })))
 }
@@ -54,24 +68,43 @@ struct Active {
     active: bool,
 }
 
-async fn set_active(State(shared): State<Arc<Shared>>, params: Params, request: Body) -> Result<StatusCode, ApiError> {
+async fn set_active(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<StatusCode, ApiError> {
     let Active { active } = body::decode(&body::read(request).await?)?;
     control::set_active(&shared, &param(&params, "storeId"), active)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn set_webhooks(State(shared): State<Arc<Shared>>, params: Params, request: Body) -> Result<StatusCode, ApiError> {
+async fn set_webhooks(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<StatusCode, ApiError> {
     let urls: BTreeMap<String, String> = body::decode(&body::read(request).await?)?;
     control::set_webhooks(&shared, &param(&params, "storeId"), urls)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn deliveries(State(shared): State<Arc<Shared>>, params: Params) -> Result<Response, ApiError> {
-    Ok(Json(control::deliveries(&shared, &param(&params, "storeId"))?).into_response())
+async fn deliveries(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    Ok(wire_json(control::deliveries(&shared, &param(&params, "storeId"))?).into_response())
 }
 
-async fn advance(State(shared): State<Arc<Shared>>, params: Params) -> Result<Json<types::Order>, ApiError> {
-    control::advance(&shared, &param(&params, "storeId"), &param(&params, "orderId")).map(Json)
+async fn advance(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    control::advance(
+        &shared,
+        &param(&params, "storeId"),
+        &param(&params, "orderId"),
+    )
+    .map(wire_json)
 }
 
 #[derive(Deserialize)]
@@ -83,47 +116,74 @@ async fn app_action(
     State(shared): State<Arc<Shared>>,
     params: Params,
     request: Body,
-) -> Result<Json<types::Order>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
     let Action { action } = body::decode(&body::read(request).await?)?;
-    control::app_action(&shared, &param(&params, "storeId"), &param(&params, "orderId"), action).map(Json)
+    control::app_action(
+        &shared,
+        &param(&params, "storeId"),
+        &param(&params, "orderId"),
+        action,
+    )
+    .map(wire_json)
 }
 
 async fn create_product(
     State(shared): State<Arc<Shared>>,
     params: Params,
     request: Body,
-) -> Result<(StatusCode, Json<types::Product>), ApiError> {
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let mut value: serde_json::Value = serde_json::from_slice(&body::read(request).await?)
         .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
     // The app assigns the id of a new product; accept a body without one.
     if let Some(object) = value.as_object_mut() {
-        object.entry("id").or_insert_with(|| serde_json::Value::String(String::new()));
+        object
+            .entry("id")
+            .or_insert_with(|| serde_json::Value::String(String::new()));
     }
     let product: types::Product = body::decode(value.to_string().as_bytes())?;
     let product = control::create_product(&shared, &param(&params, "storeId"), product)?;
-    Ok((StatusCode::CREATED, Json(product)))
+    Ok((StatusCode::CREATED, wire_json(product)))
 }
 
 async fn update_product(
     State(shared): State<Arc<Shared>>,
     params: Params,
     request: Body,
-) -> Result<Json<types::Product>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
     let mut value: serde_json::Value = serde_json::from_slice(&body::read(request).await?)
         .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
     if let Some(object) = value.as_object_mut() {
-        object.insert("id".into(), serde_json::Value::String(param(&params, "productId")));
+        object.insert(
+            "id".into(),
+            serde_json::Value::String(param(&params, "productId")),
+        );
     }
     let product: types::Product = body::decode(value.to_string().as_bytes())?;
-    control::update_product(&shared, &param(&params, "storeId"), &param(&params, "productId"), product).map(Json)
+    control::update_product(
+        &shared,
+        &param(&params, "storeId"),
+        &param(&params, "productId"),
+        product,
+    )
+    .map(wire_json)
 }
 
-async fn delete_product(State(shared): State<Arc<Shared>>, params: Params) -> Result<StatusCode, ApiError> {
-    control::delete_product(&shared, &param(&params, "storeId"), &param(&params, "productId"))?;
+async fn delete_product(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+) -> Result<StatusCode, ApiError> {
+    control::delete_product(
+        &shared,
+        &param(&params, "storeId"),
+        &param(&params, "productId"),
+    )?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn artwork_hosts(State(shared): State<Arc<Shared>>, request: Body) -> Result<StatusCode, ApiError> {
+async fn artwork_hosts(
+    State(shared): State<Arc<Shared>>,
+    request: Body,
+) -> Result<StatusCode, ApiError> {
     let map: HashMap<String, FakeResource> = body::decode(&body::read(request).await?)?;
     shared
         .downloader
@@ -139,5 +199,9 @@ async fn image(State(shared): State<Arc<Shared>>, params: Params) -> Result<Resp
         .images
         .get(&param(&params, "imageId"))
         .ok_or_else(|| ApiError::NotFound("Image not found".into()))?;
-    Ok(([(header::CONTENT_TYPE, image.content_type.clone())], image.bytes.clone()).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, image.content_type.clone())],
+        image.bytes.clone(),
+    )
+        .into_response())
 }

@@ -61,36 +61,43 @@ impl ListQuery {
                     Err(problem) => problems.push(problem),
                 },
                 "limit" => match parse_positive("limit", &value) {
-                    Ok(n) if n > MAX_LIMIT => problems.push(format!("limit must not be greater than {MAX_LIMIT}")),
+                    Ok(n) if n > MAX_LIMIT => {
+                        problems.push(format!("limit must not be greater than {MAX_LIMIT}"))
+                    }
                     Ok(n) => limit = n,
                     Err(problem) => problems.push(problem),
                 },
                 other => {
                     if let Some(field) = bracketed(other, "filter") {
                         if spec.filters.contains(&field) {
-                            let values: Vec<String> =
-                                value.split(',').filter(|v| !v.is_empty()).map(str::to_owned).collect();
+                            let values: Vec<String> = value
+                                .split(',')
+                                .filter(|v| !v.is_empty())
+                                .map(str::to_owned)
+                                .collect();
                             filters.retain(|(f, _)| f != field);
                             if !values.is_empty() {
                                 filters.push((field.to_owned(), values));
                             }
                         }
-                    } else if let Some(field) = bracketed(other, "sort") {
-                        if spec.sorts.contains(&field) {
-                            let direction = match value.as_ref() {
-                                "asc" => SortDirection::Asc,
-                                "desc" => SortDirection::Desc,
-                                _ => {
-                                    problems.push(format!("sort[{field}] must be one of the following values: asc, desc"));
-                                    continue;
-                                }
-                            };
-                            if field == "createdAt" {
-                                created_at = direction;
-                            } else {
-                                sorts.retain(|(f, _)| f != field);
-                                sorts.push((field.to_owned(), direction));
+                    } else if let Some(field) = bracketed(other, "sort")
+                        && spec.sorts.contains(&field)
+                    {
+                        let direction = match value.as_ref() {
+                            "asc" => SortDirection::Asc,
+                            "desc" => SortDirection::Desc,
+                            _ => {
+                                problems.push(format!(
+                                    "sort[{field}] must be one of the following values: asc, desc"
+                                ));
+                                continue;
                             }
+                        };
+                        if field == "createdAt" {
+                            created_at = direction;
+                        } else {
+                            sorts.retain(|(f, _)| f != field);
+                            sorts.push((field.to_owned(), direction));
                         }
                     }
                 }
@@ -100,7 +107,12 @@ impl ListQuery {
             return Err(ApiError::Invalid(problems));
         }
         sorts.push(("createdAt".to_owned(), created_at));
-        Ok(ListQuery { page, limit, filters, sorts })
+        Ok(ListQuery {
+            page,
+            limit,
+            filters,
+            sorts,
+        })
     }
 
     /// The `query` echo of the envelope.
@@ -114,9 +126,16 @@ impl ListQuery {
     }
 
     /// Filters, sorts and pages `records`, and writes the envelope. Items are the records' cached JSON.
-    pub fn respond<'a, T: Listable + 'a>(&self, records: impl Iterator<Item = &'a Record<T>>) -> Response {
+    pub fn respond<'a, T: Listable + 'a>(
+        &self,
+        records: impl Iterator<Item = &'a Record<T>>,
+    ) -> Response {
         let mut selected: Vec<&Record<T>> = records
-            .filter(|r| self.filters.iter().all(|(field, values)| r.value.matches(field, values)))
+            .filter(|r| {
+                self.filters
+                    .iter()
+                    .all(|(field, values)| r.value.matches(field, values))
+            })
             .collect();
         selected.sort_by(|a, b| self.compare(a, b));
         let total = selected.len() as u64;
@@ -133,7 +152,8 @@ impl ListQuery {
             (skip + 1, skip + page.len() as u64)
         };
         let echo = serde_json::to_vec(&self.echo()).unwrap_or_else(|_| b"{}".to_vec());
-        let mut body = BytesMut::with_capacity(page.iter().map(|r| r.json.len() + 1).sum::<usize>() + 160);
+        let mut body =
+            BytesMut::with_capacity(page.iter().map(|r| r.json.len() + 1).sum::<usize>() + 160);
         body.put_slice(b"{");
         // Empty fields are omitted, as the service does (and as the generated types serialize).
         if !page.is_empty() {
@@ -152,7 +172,11 @@ impl ListQuery {
         );
         body.put_slice(&echo);
         body.put_u8(b'}');
-        ([(header::CONTENT_TYPE, "application/json")], Bytes::from(body)).into_response()
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            Bytes::from(body),
+        )
+            .into_response()
     }
 
     fn compare<T: Listable>(&self, a: &Record<T>, b: &Record<T>) -> Ordering {
@@ -198,7 +222,9 @@ fn parse_positive(name: &str, value: &str) -> Result<u64, String> {
 
 /// `filter[status]` → `status` for prefix `filter`.
 fn bracketed<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
-    key.strip_prefix(prefix)?.strip_prefix('[')?.strip_suffix(']')
+    key.strip_prefix(prefix)?
+        .strip_prefix('[')?
+        .strip_suffix(']')
 }
 
 #[cfg(test)]
@@ -218,19 +244,33 @@ mod tests {
         let q = ListQuery::parse(Some("sort[createdAt]=asc&sort[updatedAt]=desc"), ORDERS).unwrap();
         assert_eq!(
             q.sorts,
-            vec![("updatedAt".to_owned(), SortDirection::Desc), ("createdAt".to_owned(), SortDirection::Asc)]
+            vec![
+                ("updatedAt".to_owned(), SortDirection::Desc),
+                ("createdAt".to_owned(), SortDirection::Asc)
+            ]
         );
     }
 
     #[test]
     fn filters_split_on_commas_and_unknown_keys_are_ignored() {
-        let q = ListQuery::parse(Some("filter%5Bstatus%5D=pending%2Con_hold&filter[color]=x&foo=1"), ORDERS).unwrap();
-        assert_eq!(q.filters, vec![("status".to_owned(), vec!["pending".to_owned(), "on_hold".to_owned()])]);
+        let q = ListQuery::parse(
+            Some("filter%5Bstatus%5D=pending%2Con_hold&filter[color]=x&foo=1"),
+            ORDERS,
+        )
+        .unwrap();
+        assert_eq!(
+            q.filters,
+            vec![(
+                "status".to_owned(),
+                vec!["pending".to_owned(), "on_hold".to_owned()]
+            )]
+        );
     }
 
     #[test]
     fn every_problem_is_reported_at_once() {
-        let error = ListQuery::parse(Some("page=0&limit=101&sort[updatedAt]=up"), ORDERS).unwrap_err();
+        let error =
+            ListQuery::parse(Some("page=0&limit=101&sort[updatedAt]=up"), ORDERS).unwrap_err();
         assert_eq!(
             error,
             ApiError::Invalid(vec![
@@ -244,7 +284,10 @@ mod tests {
         let error = ListQuery::parse(Some("limit=abc&page=1e3"), ORDERS).unwrap_err();
         assert_eq!(
             error,
-            ApiError::Invalid(vec!["limit must be an integer number".into(), "page must be an integer number".into()])
+            ApiError::Invalid(vec![
+                "limit must be an integer number".into(),
+                "page must be an integer number".into()
+            ])
         );
     }
 }

@@ -28,12 +28,21 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     let api = Router::new()
         .route("/status", get(routes::status))
         .route("/catalog-products", get(routes::list_catalog))
-        .route("/catalog-products/{catalogProductId}", get(routes::get_catalog))
+        .route(
+            "/catalog-products/{catalogProductId}",
+            get(routes::get_catalog),
+        )
         .route("/products", get(routes::list_products))
         .route("/products/{productId}", get(routes::get_product))
-        .route("/artworks", get(routes::list_artworks).post(routes::create_artwork))
+        .route(
+            "/artworks",
+            get(routes::list_artworks).post(routes::create_artwork),
+        )
         .route("/artworks/{artworkId}", get(routes::get_artwork))
-        .route("/orders", get(routes::list_orders).post(routes::create_order))
+        .route(
+            "/orders",
+            get(routes::list_orders).post(routes::create_order),
+        )
         .route("/orders/{orderId}", get(routes::get_order))
         .route_layer(middleware::from_fn_with_state(shared.clone(), auth::guard));
     Router::new()

@@ -18,13 +18,21 @@ pub(crate) enum Decision {
     /// Allowed; `remaining` tokens are left and the bucket is full again in `reset_secs` seconds.
     Allowed { remaining: u32, reset_secs: u64 },
     /// Refused; retry after `retry_after_secs` seconds (the bucket is empty).
-    Limited { retry_after_secs: u64, reset_secs: u64 },
+    Limited {
+        retry_after_secs: u64,
+        reset_secs: u64,
+    },
 }
 
 /// Per-store buckets, keyed by store id (so a key rotation keeps the store's bucket).
 #[derive(Debug)]
 pub(crate) struct StoreLimiter {
-    limiter: RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>,
+    limiter: RateLimiter<
+        String,
+        DefaultKeyedStateStore<String>,
+        DefaultClock,
+        StateInformationMiddleware,
+    >,
     clock: DefaultClock,
 }
 
@@ -82,13 +90,19 @@ mod tests {
             }
         }
         match limiter.check("store_a") {
-            Decision::Limited { retry_after_secs, reset_secs } => {
+            Decision::Limited {
+                retry_after_secs,
+                reset_secs,
+            } => {
                 assert_eq!(retry_after_secs, 1);
                 assert_eq!(reset_secs, 5);
             }
             other => panic!("expected limited, got {other:?}"),
         }
-        assert!(matches!(limiter.check("store_b"), Decision::Allowed { remaining: 9, .. }));
+        assert!(matches!(
+            limiter.check("store_b"),
+            Decision::Allowed { remaining: 9, .. }
+        ));
     }
 
     #[test]

@@ -39,7 +39,10 @@ pub(crate) async fn status(Extension(StoreId(store_id)): Extension<StoreId>) -> 
         store: Some(types::StoreRef { id: store_id }),
         checked_at: Some(now()),
     };
-    json(StatusCode::OK, serde_json::to_vec(&result).unwrap_or_default().into())
+    json(
+        StatusCode::OK,
+        crate::wire::to_vec(&result).unwrap_or_default().into(),
+    )
 }
 
 const CATALOG: ListSpec = ListSpec {
@@ -55,7 +58,12 @@ const ARTWORKS: ListSpec = ListSpec {
     sorts: &["name", "createdAt"],
 };
 const ORDERS: ListSpec = ListSpec {
-    filters: &["status", "fulfillmentStatus", "paymentStatus", "externalOrderId"],
+    filters: &[
+        "status",
+        "fulfillmentStatus",
+        "paymentStatus",
+        "externalOrderId",
+    ],
     sorts: &["updatedAt", "createdAt"],
 };
 
@@ -90,7 +98,10 @@ pub(crate) async fn list_products(
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(query.as_deref(), PRODUCTS)?;
     let state = shared.lock();
-    let store = state.stores.get(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    let store = state
+        .stores
+        .get(&store_id)
+        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
     Ok(query.respond(store.products.iter()))
 }
 
@@ -116,7 +127,10 @@ pub(crate) async fn list_artworks(
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(query.as_deref(), ARTWORKS)?;
     let state = shared.lock();
-    let store = state.stores.get(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    let store = state
+        .stores
+        .get(&store_id)
+        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
     Ok(query.respond(store.artworks.iter()))
 }
 
@@ -144,7 +158,8 @@ pub(crate) async fn create_artwork(
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
     let request: types::CreateArtworkRequest = body::decode(&bytes)?;
-    let url = check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
+    let url =
+        check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
     let image = shared
         .downloader
         .fetch(&url)
@@ -172,7 +187,10 @@ pub(crate) async fn create_artwork(
                 bytes: image.bytes,
             },
         );
-        let store = state.stores.get_mut(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+        let store = state
+            .stores
+            .get_mut(&store_id)
+            .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
         let record = Record::new(seq, artwork);
         store.artworks.push(record.clone());
         record
@@ -187,7 +205,10 @@ pub(crate) async fn list_orders(
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(query.as_deref(), ORDERS)?;
     let state = shared.lock();
-    let store = state.stores.get(&store_id).ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    let store = state
+        .stores
+        .get(&store_id)
+        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
     Ok(query.respond(store.orders.iter()))
 }
 
@@ -218,12 +239,19 @@ pub(crate) async fn create_order(
         crate::orders::create(&mut state, &store_id, request)?
     };
     emit(&shared, vec![event]);
-    Ok(json(StatusCode::CREATED, serde_json::to_vec(&order).unwrap_or_default().into()))
+    Ok(json(
+        StatusCode::CREATED,
+        crate::wire::to_vec(&order).unwrap_or_default().into(),
+    ))
 }
 
 // ---- sorting and filtering of each resource
 
-fn time_field(created: Option<DateTime<Utc>>, updated: Option<DateTime<Utc>>, field: &str) -> Option<DateTime<Utc>> {
+fn time_field(
+    created: Option<DateTime<Utc>>,
+    updated: Option<DateTime<Utc>>,
+    field: &str,
+) -> Option<DateTime<Utc>> {
     match field {
         "createdAt" => created,
         "updatedAt" => updated,
@@ -240,8 +268,14 @@ impl Listable for types::CatalogProduct {
     }
     fn matches(&self, field: &str, values: &[String]) -> bool {
         match field {
-            "productType" => self.product_type.as_ref().is_some_and(|t| values.contains(t)),
-            "decorationMethod" => self.decoration_methods.iter().any(|m| values.iter().any(|v| v == m.as_str())),
+            "productType" => self
+                .product_type
+                .as_ref()
+                .is_some_and(|t| values.contains(t)),
+            "decorationMethod" => self
+                .decoration_methods
+                .iter()
+                .any(|m| values.iter().any(|v| v == m.as_str())),
             _ => true,
         }
     }
@@ -256,7 +290,10 @@ impl Listable for types::Product {
     }
     fn matches(&self, field: &str, values: &[String]) -> bool {
         match field {
-            "status" => self.status.as_ref().is_some_and(|s| values.iter().any(|v| v == s.as_str())),
+            "status" => self
+                .status
+                .as_ref()
+                .is_some_and(|s| values.iter().any(|v| v == s.as_str())),
             _ => true,
         }
     }

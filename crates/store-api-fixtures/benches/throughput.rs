@@ -1,0 +1,314 @@
+//! Throughput of the emulator under a small load generator: `GET /orders?limit=100` and `POST /orders`
+//! over 16 concurrent keep-alive connections, each for a fixed time.
+//!
+//! Run with `cargo bench -p store-api-fixtures --bench throughput` (add `-- --quick`, or set
+//! `BENCH_QUICK=1`, for 1 s per scenario instead of 5 s). Prints a table and machine-readable
+//! `emulator_*=VALUE` lines. Targets are reported as PASS/MISS; the exit status is 0 either way, since
+//! a shared machine is noisy.
+
+use std::error::Error;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use store_api_fixtures::Emulator;
+
+type BoxError = Box<dyn Error + Send + Sync>;
+
+/// Concurrent connections (and requests in flight) of the load generator.
+const CONNECTIONS: usize = 16;
+/// Orders in the store before the GET scenario.
+const SEEDED_ORDERS: usize = 300;
+/// Orderable SKUs of `store_alpha` (seed/README.md).
+const SKUS: &[&str] = &[
+    "AA-TEE-SUN-BLK-S",
+    "AA-TEE-SUN-BLK-M",
+    "AA-TEE-SUN-BLK-L",
+    "AA-HOOD-MTN-BLK-M",
+    "AA-CAP-LOGO-BLK-OS",
+    "AA-MUG-FUEL-WHT-11OZ",
+    "AA-PSTR-CITY-BWH-12X18",
+    "AA-TEE-MEM-PEP-M",
+];
+/// The issue's targets for `GET /orders` on a 2-core machine.
+const GET_TARGET_RPS: f64 = 5_000.0;
+const GET_TARGET_P99_MS: f64 = 5.0;
+/// Time to open the connections and warm up before each measured run.
+const WARM_UP: Duration = Duration::from_millis(300);
+
+fn main() -> Result<(), BoxError> {
+    let quick = std::env::args().any(|arg| arg == "--quick")
+        || std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
+    let duration = Duration::from_secs(if quick { 1 } else { 5 });
+    // Other arguments (cargo passes `--bench`) that are not flags select scenarios by substring of their
+    // metric name, e.g. `-- get` for profiling one of them.
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(duration, &filters))
+}
+
+/// What one scenario measured.
+#[derive(Debug)]
+struct Outcome {
+    /// Latency of every request, sorted.
+    latencies: Vec<Duration>,
+    errors: usize,
+    elapsed: Duration,
+}
+
+impl Outcome {
+    fn requests(&self) -> usize {
+        self.latencies.len()
+    }
+
+    fn rps(&self) -> f64 {
+        self.requests() as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// The latency below which `fraction` of the requests finished (nearest rank), in milliseconds.
+    fn percentile_ms(&self, fraction: f64) -> f64 {
+        if self.latencies.is_empty() {
+            return f64::NAN;
+        }
+        let rank = (fraction * self.latencies.len() as f64).ceil() as usize;
+        let index = rank.clamp(1, self.latencies.len()) - 1;
+        self.latencies[index].as_secs_f64() * 1_000.0
+    }
+}
+
+/// Builds the `n`th request of a scenario.
+type MakeRequest = Arc<dyn Fn(u64) -> reqwest::RequestBuilder + Send + Sync>;
+
+/// Runs `CONNECTIONS` workers sending requests back to back for `duration`; a request counts as an
+/// error unless it answers `expected` with a complete body.
+async fn drive(make: MakeRequest, expected: u16, duration: Duration) -> Outcome {
+    let sequence = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let deadline = started + duration;
+    let workers: Vec<_> = (0..CONNECTIONS)
+        .map(|_| {
+            let make = make.clone();
+            let sequence = sequence.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(16 * 1024);
+                let mut errors = 0;
+                while Instant::now() < deadline {
+                    let request = make(sequence.fetch_add(1, Ordering::Relaxed));
+                    let sent = Instant::now();
+                    let ok = match request.send().await {
+                        Ok(response) => {
+                            response.status().as_u16() == expected && response.bytes().await.is_ok()
+                        }
+                        Err(_) => false,
+                    };
+                    latencies.push(sent.elapsed());
+                    errors += usize::from(!ok);
+                }
+                (latencies, errors)
+            })
+        })
+        .collect();
+    let mut outcome = Outcome {
+        latencies: Vec::new(),
+        errors: 0,
+        elapsed: Duration::ZERO,
+    };
+    for worker in workers {
+        match worker.await {
+            Ok((latencies, errors)) => {
+                outcome.latencies.extend(latencies);
+                outcome.errors += errors;
+            }
+            Err(_) => outcome.errors += 1,
+        }
+    }
+    outcome.elapsed = started.elapsed();
+    outcome.latencies.sort_unstable();
+    outcome
+}
+
+/// A valid order of one to three line items, cycling through the orderable SKUs.
+fn order_body(external_id: &str, n: u64) -> Value {
+    let count = (n % 3) as usize + 1;
+    let line_items: Vec<Value> = (0..count)
+        .map(|i| json!({ "sku": SKUS[(n as usize + i) % SKUS.len()], "quantity": (n % 4) + 1 }))
+        .collect();
+    json!({
+        "externalOrderId": external_id,
+        "lineItems": line_items,
+        "shippingAddress": {
+            "firstName": "Ada",
+            "lastName": "Lovelace",
+            "address": {
+                "streetAddress": "1 Main St",
+                "cityOrTown": "Springfield",
+                "stateOrProvince": "NY",
+                "zipOrPostalCode": "12345",
+                "country": "US"
+            }
+        }
+    })
+}
+
+async fn seed_orders(
+    client: &reqwest::Client,
+    orders_url: &str,
+    key: &str,
+) -> Result<(), BoxError> {
+    let created: Vec<Result<u16, reqwest::Error>> = futures::stream::iter(0..SEEDED_ORDERS as u64)
+        .map(|n| {
+            let request = client
+                .post(orders_url)
+                .header("x-api-key", key)
+                .json(&order_body(&format!("bench-seed-{n}"), n));
+            async move { request.send().await.map(|r| r.status().as_u16()) }
+        })
+        .buffer_unordered(CONNECTIONS)
+        .collect()
+        .await;
+    for status in created {
+        let status = status?;
+        if status != 201 {
+            return Err(format!("seeding an order answered {status}").into());
+        }
+    }
+    Ok(())
+}
+
+struct Row {
+    label: &'static str,
+    metric: &'static str,
+    outcome: Outcome,
+    /// Requests per second and p99 (ms) to meet, if the issue sets any.
+    target: Option<(f64, f64)>,
+}
+
+async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
+    let emulator = Emulator::builder()
+        .rate_limit(false)
+        .network_downloads(false)
+        .start()
+        .await?;
+    let store = emulator
+        .store("store_alpha")
+        .ok_or("store_alpha is not in the seed")?;
+    let orders_url = format!("{}/stores/{}/orders", emulator.base_url(), store.id);
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(CONNECTIONS)
+        .build()?;
+    seed_orders(&client, &orders_url, &store.api_key).await?;
+
+    let list_url = format!("{orders_url}?limit=100");
+    let page = client
+        .get(&list_url)
+        .header("x-api-key", &store.api_key)
+        .send()
+        .await?
+        .bytes()
+        .await?;
+    let get: MakeRequest = {
+        let (client, url, key) = (client.clone(), list_url.clone(), store.api_key.clone());
+        Arc::new(move |_| client.get(&url).header("x-api-key", &key))
+    };
+    let post = |prefix: &'static str| -> MakeRequest {
+        let (client, url, key) = (client.clone(), orders_url.clone(), store.api_key.clone());
+        Arc::new(move |n| {
+            client
+                .post(&url)
+                .header("x-api-key", &key)
+                .json(&order_body(&format!("{prefix}-{n}"), n))
+        })
+    };
+
+    let selected =
+        |metric: &str| filters.is_empty() || filters.iter().any(|f| metric.contains(f.as_str()));
+    let mut rows = Vec::new();
+    if selected("emulator_get_orders") {
+        drive(get.clone(), 200, WARM_UP).await;
+        rows.push(Row {
+            label: "GET /orders?limit=100",
+            metric: "emulator_get_orders",
+            outcome: drive(get, 200, duration).await,
+            target: Some((GET_TARGET_RPS, GET_TARGET_P99_MS)),
+        });
+    }
+    // After the GETs: the orders it creates would change the store the GETs list.
+    if selected("emulator_post_orders") {
+        drive(post("bench-warm-up"), 201, WARM_UP).await;
+        rows.push(Row {
+            label: "POST /orders",
+            metric: "emulator_post_orders",
+            outcome: drive(post("bench-post"), 201, duration).await,
+            target: None,
+        });
+    }
+
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    println!("store-api-fixtures emulator throughput");
+    println!(
+        "build: {}; emulator in-process on 127.0.0.1, rate limit off",
+        if cfg!(debug_assertions) {
+            "DEBUG (numbers not meaningful)"
+        } else {
+            "release"
+        }
+    );
+    println!(
+        "load: {CONNECTIONS} concurrent keep-alive connections (tokio + reqwest), {} s per scenario after a {} ms warm-up",
+        duration.as_secs(),
+        WARM_UP.as_millis()
+    );
+    println!(
+        "note: the load generator runs in the same process and shares the machine's {cores} core(s) with the server,"
+    );
+    println!("      so these numbers are lower bounds of what the server alone sustains");
+    println!(
+        "data: store_alpha with {SEEDED_ORDERS} seeded orders; a GET page of 100 orders is {} bytes",
+        page.len()
+    );
+    println!();
+    println!(
+        "{:<24} {:>9} {:>10} {:>8} {:>8} {:>7}  {:<26} result",
+        "scenario", "requests", "req/s", "p50 ms", "p99 ms", "errors", "target"
+    );
+    for row in &rows {
+        let o = &row.outcome;
+        let (target, verdict) = match row.target {
+            Some((rps, p99)) => {
+                let met = o.rps() >= rps && o.percentile_ms(0.99) < p99 && o.errors == 0;
+                (
+                    format!(">= {rps:.0} req/s, p99 < {p99} ms"),
+                    if met { "PASS" } else { "MISS" },
+                )
+            }
+            None => ("none".to_owned(), "-"),
+        };
+        println!(
+            "{:<24} {:>9} {:>10.0} {:>8.2} {:>8.2} {:>7}  {:<26} {verdict}",
+            row.label,
+            o.requests(),
+            o.rps(),
+            o.percentile_ms(0.50),
+            o.percentile_ms(0.99),
+            o.errors,
+            target
+        );
+    }
+    println!();
+    for row in &rows {
+        let (o, m) = (&row.outcome, row.metric);
+        println!("{m}_rps={:.0}", o.rps());
+        println!("{m}_p50_ms={:.2}", o.percentile_ms(0.50));
+        println!("{m}_p99_ms={:.2}", o.percentile_ms(0.99));
+        println!("{m}_errors={}", o.errors);
+    }
+    emulator.shutdown().await;
+    Ok(())
+}
