@@ -36,7 +36,11 @@ pub enum FollowUp {
 /// ```
 pub async fn follow_up(client: &Client, event: &Event) -> Result<FollowUp, store_api::Error> {
     match event.resource() {
-        Resource::Order(id) => client.orders().get(id).await.map(|o| FollowUp::Order(Box::new(o))),
+        Resource::Order(id) => client
+            .orders()
+            .get(id)
+            .await
+            .map(|o| FollowUp::Order(Box::new(o))),
         Resource::Product(id) if event.topic == crate::Topic::ProductsDelete => {
             Ok(FollowUp::ProductDeleted(id.to_owned()))
         }

@@ -4,16 +4,16 @@
 #[cfg(feature = "axum")]
 pub mod axum;
 pub mod dedupe;
-#[cfg(feature = "client")]
-mod follow_up;
 mod error;
 mod event;
+#[cfg(feature = "client")]
+mod follow_up;
 mod signature;
 mod verifier;
 
 pub use error::{PayloadError, WebhookError};
+pub use event::{Event, EventData, Resource, Topic};
 #[cfg(feature = "client")]
 pub use follow_up::{FollowUp, follow_up};
-pub use event::{Event, EventData, Resource, Topic};
 pub use signature::{SIGNATURE_HEADER, sign};
 pub use verifier::{DEFAULT_MAX_BODY_BYTES, Verifier};
