@@ -1,1 +1,19 @@
+//! Cross-crate integration tests: `store_api::Client` over real HTTP on 127.0.0.1 against the emulator of
+//! `store-api-fixtures`. One test binary; each test starts its own emulator.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// Every endpoint end to end, typed results snapshotted.
+mod endpoints;
+// Typed errors, and what is refused locally is never sent.
+mod errors;
+// Exactly-once submission through a fault-injecting proxy.
+mod exactly_once;
+// Streaming every page, with orders arriving between pages.
+mod pagination;
+// The client's limiter against the emulator's real limit.
+mod rate_limit;
+// The key never shows in Debug, errors or traces.
+mod secrets;
+// Client, Error and Page cross threads (compile-time).
+mod send_sync;

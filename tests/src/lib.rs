@@ -1,1 +1,119 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests: emulators, clients with test settings, request bodies from
+//! the seed, a fault-injecting proxy ([`proxy`]) and a tracing capture ([`capture`]).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod capture;
+pub mod proxy;
+
+use std::time::Duration;
+
+use serde_json::json;
+use store_api::{Client, ClientBuilder, NewOrder, RateLimiter, RetryPolicy};
+use store_api_fixtures::Emulator;
+
+/// The seeded store with the most data (11 blanks, 10 products).
+pub const ALPHA: &str = "store_alpha";
+/// A second active store (cannot see `cp_cc1717`).
+pub const BETA: &str = "store_beta";
+/// The inactive store.
+pub const GAMMA: &str = "store_gamma";
+
+/// A valid 1×1 PNG.
+pub const PNG_1X1: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0xDA, 0x63, 0x64, 0x60, 0xF8, 0x5F,
+    0x0F, 0x00, 0x02, 0x87, 0x01, 0x80, 0xEB, 0x47, 0xBA, 0x92, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+];
+
+/// An emulator for functional tests: no rate limit, artwork only from registered fake hosts, fast
+/// webhook retries.
+pub async fn emulator() -> Emulator {
+    Emulator::builder()
+        .rate_limit(false)
+        .network_downloads(false)
+        .webhook_backoff(Duration::from_millis(20))
+        .start()
+        .await
+        .expect("the emulator starts")
+}
+
+/// An emulator with the service's real rate limit (a burst of ten, then two per second).
+pub async fn emulator_with_rate_limit() -> Emulator {
+    Emulator::builder()
+        .rate_limit(true)
+        .network_downloads(false)
+        .start()
+        .await
+        .expect("the emulator starts")
+}
+
+/// The current key of a seeded store.
+pub fn key_of(emu: &Emulator, store_id: &str) -> String {
+    emu.store(store_id).expect("a seeded store").api_key
+}
+
+/// A limiter that never holds a test back (for an emulator whose limit is off).
+pub fn relaxed_limiter() -> RateLimiter {
+    RateLimiter::with_rate(1000, Duration::from_micros(100))
+}
+
+/// Retries with a short backoff, so faults cost milliseconds.
+pub fn fast_retry() -> RetryPolicy {
+    RetryPolicy::default()
+        .with_max_attempts(10)
+        .with_base_delay(Duration::from_millis(5))
+}
+
+/// Client settings for tests: its own relaxed limiter and fast retries, at `base_url`.
+pub fn builder_at(base_url: &str, store_id: &str, api_key: &str) -> ClientBuilder {
+    Client::builder()
+        .base_url(base_url)
+        .store_id(store_id)
+        .api_key(api_key)
+        .rate_limiter(relaxed_limiter())
+        .retry_policy(fast_retry())
+        .submit_retry_policy(fast_retry())
+        .timeout(Duration::from_secs(10))
+}
+
+/// A client of `store_id` straight to the emulator, with test settings.
+pub fn client(emu: &Emulator, store_id: &str) -> Client {
+    builder_at(&emu.base_url(), store_id, &key_of(emu, store_id))
+        .build()
+        .expect("valid settings")
+}
+
+/// A shipping address in Austin, TX.
+pub fn shipping_address() -> serde_json::Value {
+    json!({
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "address": {
+            "streetAddress": "1 Main St",
+            "cityOrTown": "Austin",
+            "stateOrProvince": "TX",
+            "zipOrPostalCode": "78701",
+            "country": "US"
+        }
+    })
+}
+
+/// Builds a create-order request from its JSON form.
+pub fn order_from(value: serde_json::Value) -> NewOrder {
+    serde_json::from_value(value).expect("a well-formed create-order request")
+}
+
+/// One black M Sunset Tee of store_alpha, with this external id (none when `None`).
+pub fn tee_order(external_id: Option<&str>) -> NewOrder {
+    let mut body = json!({
+        "lineItems": [{ "sku": "AA-TEE-SUN-BLK-M", "quantity": 1 }],
+        "shippingAddress": shipping_address(),
+    });
+    if let Some(id) = external_id {
+        body["externalOrderId"] = json!(id);
+    }
+    order_from(body)
+}

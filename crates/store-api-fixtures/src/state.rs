@@ -117,10 +117,6 @@ pub(crate) struct StoreState {
 }
 
 impl StoreState {
-    pub fn order(&self, id: &str) -> Option<&Record<types::Order>> {
-        self.orders.iter().find(|o| o.value.id == id)
-    }
-
     pub fn order_mut(&mut self, id: &str) -> Option<&mut Record<types::Order>> {
         self.orders.iter_mut().find(|o| o.value.id == id)
     }

@@ -19,7 +19,7 @@ use crate::Shared;
 use crate::artwork::ArtworkFetcher;
 use crate::error::ApiError;
 use crate::events::emit;
-use crate::state::{Record, StoredImage, new_id, now};
+use crate::state::{Record, StoreState, StoredImage, new_id, now};
 
 type Params = Path<std::collections::HashMap<String, String>>;
 
@@ -96,13 +96,7 @@ pub(crate) async fn list_products(
     Extension(StoreId(store_id)): Extension<StoreId>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(query.as_deref(), PRODUCTS)?;
-    let state = shared.lock();
-    let store = state
-        .stores
-        .get(&store_id)
-        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
-    Ok(query.respond(store.products.iter()))
+    list_in_store(&shared, &store_id, query, PRODUCTS, |store| &store.products)
 }
 
 pub(crate) async fn get_product(
@@ -110,14 +104,13 @@ pub(crate) async fn get_product(
     Extension(StoreId(store_id)): Extension<StoreId>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let id = param(&params, "productId");
-    let state = shared.lock();
-    state
-        .stores
-        .get(&store_id)
-        .and_then(|s| s.products.iter().find(|p| p.value.id == id))
-        .map(|p| json(StatusCode::OK, p.json.clone()))
-        .ok_or_else(|| ApiError::NotFound("Product not found".into()))
+    get_in_store(
+        &shared,
+        &store_id,
+        &param(&params, "productId"),
+        "Product not found",
+        |store| &store.products,
+    )
 }
 
 pub(crate) async fn list_artworks(
@@ -125,13 +118,7 @@ pub(crate) async fn list_artworks(
     Extension(StoreId(store_id)): Extension<StoreId>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(query.as_deref(), ARTWORKS)?;
-    let state = shared.lock();
-    let store = state
-        .stores
-        .get(&store_id)
-        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
-    Ok(query.respond(store.artworks.iter()))
+    list_in_store(&shared, &store_id, query, ARTWORKS, |store| &store.artworks)
 }
 
 pub(crate) async fn get_artwork(
@@ -139,14 +126,13 @@ pub(crate) async fn get_artwork(
     Extension(StoreId(store_id)): Extension<StoreId>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let id = param(&params, "artworkId");
-    let state = shared.lock();
-    state
-        .stores
-        .get(&store_id)
-        .and_then(|s| s.artworks.iter().find(|a| a.value.id == id))
-        .map(|a| json(StatusCode::OK, a.json.clone()))
-        .ok_or_else(|| ApiError::NotFound("Artwork not found".into()))
+    get_in_store(
+        &shared,
+        &store_id,
+        &param(&params, "artworkId"),
+        "Artwork not found",
+        |store| &store.artworks,
+    )
 }
 
 /// Validates the body and the URL, downloads the image (without holding the state lock), stores the copy
@@ -203,13 +189,7 @@ pub(crate) async fn list_orders(
     Extension(StoreId(store_id)): Extension<StoreId>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(query.as_deref(), ORDERS)?;
-    let state = shared.lock();
-    let store = state
-        .stores
-        .get(&store_id)
-        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
-    Ok(query.respond(store.orders.iter()))
+    list_in_store(&shared, &store_id, query, ORDERS, |store| &store.orders)
 }
 
 pub(crate) async fn get_order(
@@ -217,14 +197,13 @@ pub(crate) async fn get_order(
     Extension(StoreId(store_id)): Extension<StoreId>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let id = param(&params, "orderId");
-    let state = shared.lock();
-    state
-        .stores
-        .get(&store_id)
-        .and_then(|s| s.order(&id))
-        .map(|o| json(StatusCode::OK, o.json.clone()))
-        .ok_or_else(|| ApiError::NotFound("Order not found".into()))
+    get_in_store(
+        &shared,
+        &store_id,
+        &param(&params, "orderId"),
+        "Order not found",
+        |store| &store.orders,
+    )
 }
 
 pub(crate) async fn create_order(
@@ -243,6 +222,65 @@ pub(crate) async fn create_order(
         StatusCode::CREATED,
         crate::wire::to_vec(&order).unwrap_or_default().into(),
     ))
+}
+
+// ---- one store's resources: lists and single reads
+
+/// A page of one of the store's collections.
+fn list_in_store<T: Listable>(
+    shared: &Shared,
+    store_id: &str,
+    query: Option<String>,
+    spec: ListSpec,
+    collection: fn(&StoreState) -> &Vec<Record<T>>,
+) -> Result<Response, ApiError> {
+    let query = ListQuery::parse(query.as_deref(), spec)?;
+    let state = shared.lock();
+    let store = state
+        .stores
+        .get(store_id)
+        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+    Ok(query.respond(collection(store).iter()))
+}
+
+/// One resource of the store; another store's and a nonexistent id give the same 404 with `not_found`.
+fn get_in_store<T: HasId>(
+    shared: &Shared,
+    store_id: &str,
+    id: &str,
+    not_found: &str,
+    collection: fn(&StoreState) -> &Vec<Record<T>>,
+) -> Result<Response, ApiError> {
+    let state = shared.lock();
+    state
+        .stores
+        .get(store_id)
+        .and_then(|store| collection(store).iter().find(|r| r.value.id() == id))
+        .map(|r| json(StatusCode::OK, r.json.clone()))
+        .ok_or_else(|| ApiError::NotFound(not_found.to_owned()))
+}
+
+/// The id of a stored resource.
+trait HasId {
+    fn id(&self) -> &str;
+}
+
+impl HasId for types::Product {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl HasId for types::Artwork {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl HasId for types::Order {
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 // ---- sorting and filtering of each resource
