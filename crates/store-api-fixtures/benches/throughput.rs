@@ -5,6 +5,11 @@
 //! `BENCH_QUICK=1`, for 1 s per scenario instead of 5 s). Prints a table and machine-readable
 //! `emulator_*=VALUE` lines. Targets are reported as PASS/MISS; the exit status is 0 either way, since
 //! a shared machine is noisy.
+//!
+//! With `-- --target-url URL [--header 'Name: value']...` the same load generator (same connections,
+//! warm-up and duration) sends `GET URL` to an external server instead, expecting 200, and prints
+//! `target_get_*=VALUE` lines; `cargo xtask bench` uses it to measure another mock server of the spec
+//! with the load generator that measures the emulator.
 
 use std::error::Error;
 use std::sync::Arc;
@@ -39,19 +44,67 @@ const GET_TARGET_P99_MS: f64 = 5.0;
 const WARM_UP: Duration = Duration::from_millis(300);
 
 fn main() -> Result<(), BoxError> {
-    let quick = std::env::args().any(|arg| arg == "--quick")
-        || std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
+    let options = Options::from_args(std::env::args().skip(1).collect())?;
+    let quick =
+        options.quick || std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
     let duration = Duration::from_secs(if quick { 1 } else { 5 });
-    // Other arguments (cargo passes `--bench`) that are not flags select scenarios by substring of their
-    // metric name, e.g. `-- get` for profiling one of them.
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| !arg.starts_with("--"))
-        .collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run(duration, &filters))
+    match &options.target_url {
+        Some(url) => runtime.block_on(run_external(url, &options.headers, duration)),
+        None => runtime.block_on(run(duration, &options.filters)),
+    }
+}
+
+/// The command line after `--`.
+#[derive(Debug, Default)]
+struct Options {
+    quick: bool,
+    /// Other arguments (cargo passes `--bench`) that are not flags select scenarios by substring of
+    /// their metric name, e.g. `-- get` for profiling one of them.
+    filters: Vec<String>,
+    /// Load an external server at this URL instead of the emulator.
+    target_url: Option<String>,
+    /// `(name, value)` headers sent with every request to `target_url`.
+    headers: Vec<(String, String)>,
+}
+
+impl Options {
+    fn from_args(args: Vec<String>) -> Result<Options, BoxError> {
+        let mut options = Options::default();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => {
+                    (flag.to_owned(), Some(value.to_owned()))
+                }
+                _ => (arg.clone(), None),
+            };
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| args.next())
+                    .ok_or(format!("{flag} needs a value"))
+            };
+            match flag.as_str() {
+                "--quick" => options.quick = true,
+                "--target-url" => options.target_url = Some(value()?),
+                "--header" => {
+                    let header = value()?;
+                    let (name, value) = header
+                        .split_once(':')
+                        .ok_or(format!("--header {header:?} is not `Name: value`"))?;
+                    options
+                        .headers
+                        .push((name.trim().to_owned(), value.trim().to_owned()));
+                }
+                _ if arg.starts_with("--") => {}
+                _ => options.filters.push(arg),
+            }
+        }
+        Ok(options)
+    }
 }
 
 /// What one scenario measured.
@@ -302,6 +355,7 @@ async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
         );
     }
     println!();
+    println!("emulator_get_orders_bytes={}", page.len());
     for row in &rows {
         let (o, m) = (&row.outcome, row.metric);
         println!("{m}_rps={:.0}", o.rps());
@@ -310,5 +364,60 @@ async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
         println!("{m}_errors={}", o.errors);
     }
     emulator.shutdown().await;
+    Ok(())
+}
+
+/// Loads `GET url` on an external server with the same generator and prints `target_get_*` lines.
+async fn run_external(
+    url: &str,
+    headers: &[(String, String)],
+    duration: Duration,
+) -> Result<(), BoxError> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(CONNECTIONS)
+        .build()?;
+    let get: MakeRequest = {
+        let (client, url, headers) = (client.clone(), url.to_owned(), headers.to_vec());
+        Arc::new(move |_| {
+            headers
+                .iter()
+                .fold(client.get(&url), |request, (name, value)| {
+                    request.header(name, value)
+                })
+        })
+    };
+    let probe = get(0).send().await?;
+    let status = probe.status().as_u16();
+    let body = probe.bytes().await?;
+    if status != 200 {
+        return Err(format!(
+            "GET {url} answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        )
+        .into());
+    }
+    drive(get.clone(), 200, WARM_UP).await;
+    let outcome = drive(get, 200, duration).await;
+    println!("external server throughput: GET {url}");
+    println!(
+        "load: {CONNECTIONS} concurrent keep-alive connections (tokio + reqwest), {} s after a {} ms warm-up; \
+         the answer is {} bytes",
+        duration.as_secs(),
+        WARM_UP.as_millis(),
+        body.len()
+    );
+    println!(
+        "{:>9} requests {:>10.0} req/s  p50 {:.2} ms  p99 {:.2} ms  {} errors",
+        outcome.requests(),
+        outcome.rps(),
+        outcome.percentile_ms(0.50),
+        outcome.percentile_ms(0.99),
+        outcome.errors
+    );
+    println!("target_get_rps={:.0}", outcome.rps());
+    println!("target_get_p50_ms={:.2}", outcome.percentile_ms(0.50));
+    println!("target_get_p99_ms={:.2}", outcome.percentile_ms(0.99));
+    println!("target_get_errors={}", outcome.errors);
+    println!("target_get_bytes={}", body.len());
     Ok(())
 }

@@ -40,6 +40,26 @@ pub(crate) async fn read(body: Body) -> Result<Bytes, ApiError> {
 /// Decodes JSON into a generated wire type. Malformed JSON (or invalid UTF-8) is one message; a body of
 /// the wrong shape is a message array naming the field path, worded like the validator's messages.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    decode_with(bytes, None)
+}
+
+/// Decodes a Store API request body, first checking it against the spec's component schema `schema`, and
+/// reports every failing field in one message array: the schema's findings together with `field_rules`
+/// (the validator's context-free rules) whenever the body still decodes.
+pub(crate) fn decode_request<T: DeserializeOwned>(
+    bytes: &[u8],
+    schema: &str,
+    field_rules: impl Fn(&T) -> Vec<String>,
+) -> Result<T, ApiError> {
+    decode_with(bytes, Some((schema, &field_rules)))
+}
+
+type FieldRules<'a, T> = &'a dyn Fn(&T) -> Vec<String>;
+
+fn decode_with<T: DeserializeOwned>(
+    bytes: &[u8],
+    schema: Option<(&str, FieldRules<'_, T>)>,
+) -> Result<T, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
     if !value.is_object() {
@@ -58,6 +78,20 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 .collect(),
         ));
     }
+    if let Some((schema, field_rules)) = schema {
+        let mut problems = super::schema::check(schema, &value);
+        if !problems.is_empty() {
+            if let Ok(decoded) = serde_json::from_value::<T>(value) {
+                for extra in field_rules(&decoded) {
+                    if !problems.contains(&extra) {
+                        problems.push(extra);
+                    }
+                }
+            }
+            return Err(ApiError::Invalid(problems));
+        }
+    }
+    // The schema check passed (or there is none): serde's first error, if any, is all there is to say.
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = dotted(error.path());
         let inner = error.into_inner().to_string();

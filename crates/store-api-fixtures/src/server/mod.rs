@@ -7,6 +7,7 @@ mod control;
 pub(crate) mod list;
 pub(crate) mod ratelimit;
 mod routes;
+mod schema;
 
 use std::sync::Arc;
 

@@ -143,7 +143,8 @@ pub(crate) async fn create_artwork(
     request_body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
-    let request: types::CreateArtworkRequest = body::decode(&bytes)?;
+    let request: types::CreateArtworkRequest =
+        body::decode_request(&bytes, "CreateArtworkRequest", |_| Vec::new())?;
     let url =
         check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
     let image = shared
@@ -212,7 +213,13 @@ pub(crate) async fn create_order(
     request_body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
-    let request: types::CreateOrderRequest = body::decode(&bytes)?;
+    let request: types::CreateOrderRequest =
+        body::decode_request(&bytes, "CreateOrderRequest", |order| {
+            store_api::validate::validate_fields(order)
+                .iter()
+                .map(|v| v.message())
+                .collect()
+        })?;
     let (order, event) = {
         let mut state = shared.lock();
         crate::orders::create(&mut state, &store_id, request)?

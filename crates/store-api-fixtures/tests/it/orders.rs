@@ -323,7 +323,7 @@ async fn body_validation_failures_are_message_arrays_naming_the_field() {
         ),
         (
             with(&|b| b["lineItems"][0]["quantity"] = json!("two")),
-            &["lineItems.0.quantity invalid type: string \"two\", expected a nonzero u64"],
+            &["lineItems.0.quantity must be an integer number"],
         ),
         (
             with(&|b| b["shippingAddress"]["lastName"] = json!("")),
