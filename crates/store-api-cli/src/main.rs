@@ -1,1 +1,41 @@
-fn main() {}
+#![doc = include_str!("../README.md")]
+
+mod cli;
+mod commands;
+mod demo;
+mod error;
+mod output;
+mod png;
+mod progress;
+mod render;
+mod session;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    // clap exits by itself on usage errors (code 2), --help and --version (code 0).
+    let cli = cli::Cli::parse();
+    let json = cli.global.json;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            error::report(
+                &error::CliError::Failed(format!("cannot start the runtime: {e}")),
+                json,
+            );
+            return ExitCode::from(error::EXIT_FAILED);
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(()) => ExitCode::from(error::EXIT_OK),
+        Err(e) => {
+            error::report(&e, json);
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

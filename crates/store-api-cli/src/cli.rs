@@ -1,0 +1,393 @@
+//! The command line: every command, flag and its `--help` text (clap derive).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit codes, also listed in `--help`.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  a check failed (webhook signature), or the embedded emulator could not start
+  2  usage error (bad flags, missing credentials, unreadable input file)
+  3  the API refused the request (4xx), or the pre-flight check found problems
+  4  transport failure, timeout, 5xx, or the rate limit still exceeded after retries";
+
+/// `store-api`: the command line of the print-on-demand Store API 2026-08.
+///
+/// Reads the catalog and products, uploads artwork, places orders exactly once and follows them.
+/// Credentials come from flags or the environment and are never printed. `--emulator` runs every
+/// command against an embedded local emulator instead of the real service.
+#[derive(Debug, Parser)]
+#[command(name = "store-api", version, after_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    /// Connection and output options, accepted before or after the command.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command accepts.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// The store's API key (sent as X-API-Key, never printed).
+    #[arg(long, env = "STORE_API_KEY", hide_env_values = true, global = true)]
+    pub api_key: Option<String>,
+    /// The store id that matches the key.
+    #[arg(
+        long,
+        env = "STORE_API_STORE_ID",
+        hide_env_values = true,
+        global = true
+    )]
+    pub store_id: Option<String>,
+    /// The service's address, for example https://host (with or without /store-api/2026-08).
+    #[arg(
+        long,
+        env = "STORE_API_BASE_URL",
+        hide_env_values = true,
+        global = true
+    )]
+    pub base_url: Option<String>,
+    /// Start the local emulator inside this process and use its first active store (not the real
+    /// service; credential flags are ignored). It serves a sample 3000x2400 PNG at
+    /// `https://demo-assets.example.test/sunset-3000x2400.png` for `artworks create`.
+    #[arg(long, global = true)]
+    pub emulator: bool,
+    /// With --emulator: load the emulator's state from this file if it exists and save it back on
+    /// exit, so successive commands see the same orders and artworks.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub emulator_state: Option<PathBuf>,
+    /// Print machine-readable JSON (the API's own shapes) instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check reachability and credentials (GET /status).
+    Status,
+    /// Browse the printable blanks available to the store (read-only, no prices).
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Read the store's products (read-only; created and edited in the app).
+    #[command(subcommand)]
+    Products(ProductsCommand),
+    /// Upload artwork images by HTTPS URL and read them back.
+    #[command(subcommand)]
+    Artworks(ArtworksCommand),
+    /// Validate, place (exactly once), list and follow orders.
+    #[command(subcommand)]
+    Orders(OrdersCommand),
+    /// Verify webhook deliveries offline.
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
+    /// Run the local emulator as a server, exactly like `store-api-emulator`.
+    Emulator(EmulatorArgs),
+    /// Compute where a design goes in a print area.
+    #[command(subcommand)]
+    Placement(PlacementCommand),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Walk through the whole API on the embedded emulator, no set-up needed.
+    Demo,
+}
+
+/// `catalog` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// List blanks (GET /catalog-products).
+    List(CatalogListArgs),
+    /// Show one blank with its print locations and variants.
+    Get {
+        /// The catalog product id, for example cp_bc3001.
+        id: String,
+    },
+}
+
+/// Filters of `catalog list`.
+#[derive(Debug, Args)]
+pub struct CatalogListArgs {
+    /// Only blanks of these product types (comma-separated or repeated), for example t-shirt,hoodie.
+    #[arg(long, value_delimiter = ',')]
+    pub product_type: Vec<String>,
+    /// Only blanks supporting any of these decoration methods somewhere, for example embroidery.
+    #[arg(long, value_delimiter = ',')]
+    pub method: Vec<String>,
+    /// Which page to show.
+    #[command(flatten)]
+    pub paging: PagingArgs,
+}
+
+/// `products` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ProductsCommand {
+    /// List products of every status (GET /products).
+    List(ProductsListArgs),
+    /// Show one product with its variants, SKUs, prices and costs.
+    Get {
+        /// The product id, for example prod_alpha_sunset_tee.
+        id: String,
+    },
+}
+
+/// Filters of `products list`.
+#[derive(Debug, Args)]
+pub struct ProductsListArgs {
+    /// Only products with any of these statuses: active, draft, unlisted, archived.
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<String>,
+    /// Which page to show.
+    #[command(flatten)]
+    pub paging: PagingArgs,
+}
+
+/// `artworks` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ArtworksCommand {
+    /// Upload an artwork: the service downloads the image (PNG or JPEG, HTTPS, public host) and keeps
+    /// its own copy. Not idempotent: running it twice makes two artworks.
+    Create {
+        /// Name of the artwork (names are not unique).
+        #[arg(long)]
+        name: String,
+        /// HTTPS address of the image.
+        #[arg(long)]
+        url: String,
+    },
+    /// List artworks (GET /artworks).
+    List {
+        /// Which page to show.
+        #[command(flatten)]
+        paging: PagingArgs,
+    },
+    /// Show one artwork.
+    Get {
+        /// The artwork id.
+        id: String,
+    },
+}
+
+/// `orders` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum OrdersCommand {
+    /// Validate an order file locally, then create it with a single request.
+    ///
+    /// The pre-flight check runs every rule of the service first and prints each problem with its
+    /// field path; nothing is sent when it finds one. Without an externalOrderId in the file a retry
+    /// could bill twice: prefer `orders submit`.
+    Create {
+        /// The create-order request as JSON (lineItems, shippingAddress, optional externalOrderId).
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// Only run the pre-flight check; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Place an order exactly once: validate, then send and retry with the same externalOrderId.
+    ///
+    /// A file without externalOrderId gets a new one, printed so that you can store it: running the
+    /// command again with that id answers with the existing order instead of billing a second one.
+    Submit {
+        /// The create-order request as JSON.
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// Use this externalOrderId (your own order number) instead of the file's.
+        #[arg(long)]
+        external_id: Option<String>,
+    },
+    /// List orders, newest first (GET /orders).
+    List(OrdersListArgs),
+    /// Show one order with its line items, costs and tracking.
+    Get {
+        /// The order id.
+        id: String,
+    },
+    /// Find the order with an external order id (your own order number).
+    Find {
+        /// The externalOrderId to look up (exact match).
+        #[arg(long)]
+        external_id: String,
+    },
+    /// Poll an order and show its way up the fulfillment ladder until fulfilled or canceled.
+    Watch(WatchArgs),
+}
+
+/// Filters of `orders list`.
+#[derive(Debug, Args)]
+pub struct OrdersListArgs {
+    /// Only orders with any of these statuses (pending, on_hold, cancellation_requested, canceled,
+    /// fulfilled, ...).
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<String>,
+    /// Only orders at any of these fulfillment stages (pending, production_requested,
+    /// sent_to_production, in_production, fulfilled).
+    #[arg(long, value_delimiter = ',')]
+    pub fulfillment_status: Vec<String>,
+    /// Only orders with any of these payment statuses (due, paid, failed, refunded, canceled).
+    #[arg(long, value_delimiter = ',')]
+    pub payment_status: Vec<String>,
+    /// Only the order with this externalOrderId.
+    #[arg(long)]
+    pub external_id: Option<String>,
+    /// Which page to show.
+    #[command(flatten)]
+    pub paging: PagingArgs,
+}
+
+/// Options of `orders watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The order id.
+    pub id: String,
+    /// Time between polls, in milliseconds (the client's rate limiter spaces requests further when
+    /// needed).
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub interval_ms: u64,
+    /// Emulator only: move the order one rung up the ladder after each poll (through the embedded
+    /// emulator, or the control endpoint of the emulator at --base-url), so the watch ends.
+    #[arg(long)]
+    pub advance: bool,
+}
+
+/// Page options of list commands.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct PagingArgs {
+    /// Page number, from 1.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "all")]
+    pub page: Option<u64>,
+    /// Page size, 1 to 100 (the service's default is 50; --all uses 100).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub limit: Option<u64>,
+    /// Fetch every page (streamed, with a progress spinner on a terminal).
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `webhooks` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// Check a delivery's X-Service-Signature against the exact body, then print the parsed event.
+    Verify {
+        /// The X-Service-Signature header value.
+        #[arg(long)]
+        signature: String,
+        /// The raw request body, byte for byte as received.
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// The store's API key the delivery was signed with (default: --api-key / STORE_API_KEY).
+        #[arg(long)]
+        key: Option<String>,
+    },
+}
+
+/// Options of `emulator`, the same as `store-api-emulator`'s.
+#[derive(Debug, Args)]
+pub struct EmulatorArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Seed file replacing the built-in data (format: crates/store-api-fixtures/seed/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub seed: Option<PathBuf>,
+    /// Turn the per-store rate limit off (for load tests).
+    #[arg(long)]
+    pub no_rate_limit: bool,
+    /// Load the state from this file on start (if it exists) and write it there on shutdown.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Move every movable order one rung up the fulfillment ladder this often, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub auto_advance_ms: Option<u64>,
+    /// Wait before the second webhook attempt, doubled for each further one, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub webhook_backoff_ms: u64,
+}
+
+/// `placement` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PlacementCommand {
+    /// The largest placement of an image in a location's print area that keeps its aspect ratio.
+    Fit(FitArgs),
+}
+
+/// Options of `placement fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// The blank (catalog product id), for example cp_bc3001.
+    #[arg(long)]
+    pub catalog_product: String,
+    /// The decoration location, for example front.
+    #[arg(long)]
+    pub location: String,
+    /// The image's size in pixels, WIDTHxHEIGHT, for example 3000x2400.
+    #[arg(long, value_name = "WxH", value_parser = parse_pixels)]
+    pub image_px: (u32, u32),
+    /// Where the design sits when it does not fill the area.
+    #[arg(long, value_enum, default_value_t = AlignArg::Top)]
+    pub align: AlignArg,
+}
+
+/// `--align` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AlignArg {
+    /// Centered horizontally, against the top edge (the usual placement on a shirt front).
+    Top,
+    /// Centered both ways.
+    Center,
+}
+
+/// Options of `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write the script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Parses `3000x2400` into two positive pixel counts.
+fn parse_pixels(text: &str) -> Result<(u32, u32), String> {
+    let (width, height) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT in pixels, like 3000x2400, not {text:?}"))?;
+    let parse = |part: &str, what: &str| -> Result<u32, String> {
+        match part.trim().parse::<u32>() {
+            Ok(0) | Err(_) => Err(format!(
+                "the {what} must be a whole number of pixels above 0"
+            )),
+            Ok(value) => Ok(value),
+        }
+    };
+    Ok((parse(width, "width")?, parse(height, "height")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn pixel_sizes_parse() {
+        let cases: &[(&str, Option<(u32, u32)>)] = &[
+            ("3000x2400", Some((3000, 2400))),
+            ("12X16", Some((12, 16))),
+            ("0x10", None),
+            ("10", None),
+            ("ax2", None),
+            ("-1x2", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_pixels(text).ok(), *expected, "{text}");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! One module per command group; [`run`] sends a parsed command line to it.
+
+mod artworks;
+mod catalog;
+mod completions;
+mod emulator;
+mod listing;
+mod order_file;
+mod orders;
+mod placement;
+mod products;
+mod status;
+mod watch;
+mod webhooks;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliError;
+use crate::output::Output;
+use crate::session::Session;
+
+/// Runs the command. Commands that talk to the API open a [`Session`] and always close it, so an
+/// embedded emulator saves its state even when the command failed.
+pub async fn run(cli: Cli) -> Result<(), CliError> {
+    let out = Output {
+        json: cli.global.json,
+    };
+    match cli.command {
+        Command::Emulator(args) => emulator::run(args).await,
+        Command::Completions(args) => completions::run(&args),
+        Command::Demo => crate::demo::run().await,
+        Command::Webhooks(command) => webhooks::run(command, &cli.global, out),
+        command => {
+            let session = Session::open(&cli.global).await?;
+            let result = with_session(command, &session, out).await;
+            session.close().await;
+            result
+        }
+    }
+}
+
+async fn with_session(command: Command, session: &Session, out: Output) -> Result<(), CliError> {
+    let client = &session.client;
+    match command {
+        Command::Status => status::run(client, out).await,
+        Command::Catalog(command) => catalog::run(command, client, out).await,
+        Command::Products(command) => products::run(command, client, out).await,
+        Command::Artworks(command) => artworks::run(command, client, out).await,
+        Command::Orders(command) => orders::run(command, session, out).await,
+        Command::Placement(command) => placement::run(command, client, out).await,
+        Command::Emulator(_) | Command::Completions(_) | Command::Demo | Command::Webhooks(_) => {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! `orders create|submit|list|get|find|watch`.
+
+use std::path::Path;
+
+use serde::Serialize;
+use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
+use store_api::{Client, OrderQuery, Submitted, new_external_order_id};
+
+use super::listing::{Listed, Paged as _, every_page};
+use super::order_file::read_order;
+use super::watch;
+use crate::cli::{OrdersCommand, OrdersListArgs};
+use crate::error::CliError;
+use crate::output::Output;
+use crate::render;
+use crate::session::Session;
+
+/// Runs an `orders` subcommand.
+pub async fn run(command: OrdersCommand, session: &Session, out: Output) -> Result<(), CliError> {
+    let client = &session.client;
+    match command {
+        OrdersCommand::Create { file, dry_run } => create(client, &file, dry_run, out).await,
+        OrdersCommand::Submit { file, external_id } => {
+            submit(client, &file, external_id, out).await
+        }
+        OrdersCommand::List(args) => list(client, args, out).await,
+        OrdersCommand::Get { id } => {
+            let order = client.orders().get(&id).await?;
+            show(&order, out)
+        }
+        OrdersCommand::Find { external_id } => {
+            let order = client
+                .orders()
+                .find_by_external_id(&external_id)
+                .await?
+                .ok_or_else(|| store_api::Error::NotFound {
+                    message: format!("no order has externalOrderId {external_id}"),
+                })?;
+            show(&order, out)
+        }
+        OrdersCommand::Watch(args) => watch::run(session, &args, out).await,
+    }
+}
+
+fn show(order: &Order, out: Output) -> Result<(), CliError> {
+    out.json(order)?;
+    let (summary, items) = render::order_detail(order);
+    out.table(&summary);
+    out.table(&items);
+    Ok(())
+}
+
+async fn create(client: &Client, file: &Path, dry_run: bool, out: Output) -> Result<(), CliError> {
+    let order = read_order(file)?;
+    client.orders().preflight(&order).await?;
+    if dry_run {
+        out.json(&serde_json::json!({ "valid": true }))?;
+        out.line("pre-flight check passed: the request keeps every rule of the service (--dry-run, nothing sent)");
+        return Ok(());
+    }
+    if order.external_order_id.is_none() {
+        eprintln!(
+            "note: {} has no externalOrderId, so retrying this request could create a second order; `orders submit` adds one",
+            file.display()
+        );
+    }
+    let created = client.orders().create(&order).await?;
+    out.line(format!(
+        "created order {} ({})",
+        created.id,
+        created.name.as_deref().unwrap_or("-")
+    ));
+    show(&created, out)
+}
+
+/// The JSON of a submission: how it ended, around the order in the API's shape.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SubmitResult<'a> {
+    outcome: &'static str,
+    external_order_id: &'a str,
+    attempts: usize,
+    order: &'a Order,
+}
+
+async fn submit(
+    client: &Client,
+    file: &Path,
+    external_id: Option<String>,
+    out: Output,
+) -> Result<(), CliError> {
+    let mut order = read_order(file)?;
+    if let Some(id) = external_id {
+        order.external_order_id = Some(
+            id.parse()
+                .map_err(|e| CliError::Usage(format!("--external-id: {e}")))?,
+        );
+    }
+    let external_id = match &order.external_order_id {
+        Some(id) => id.to_string(),
+        None => {
+            let id = new_external_order_id();
+            // Before sending, so the id survives a crash: it is what makes a rerun safe.
+            eprintln!(
+                "generated externalOrderId {id} ({} has none); store it with your order and pass --external-id {id} to retry safely",
+                file.display()
+            );
+            order.external_order_id = Some(
+                id.parse()
+                    .map_err(|e| CliError::Usage(format!("generated id: {e}")))?,
+            );
+            id
+        }
+    };
+    let submission = client.orders().submit(&order).await?;
+    let attempts = submission.attempts.len();
+    let (outcome, headline) = match &submission.submitted {
+        Submitted::AlreadyExisted(existing) => (
+            "alreadyExisted",
+            format!(
+                "order {} already existed for externalOrderId {external_id} (409): nothing new was billed",
+                existing.id
+            ),
+        ),
+        other => (
+            "created",
+            format!(
+                "created order {} ({}) for externalOrderId {external_id} in {attempts} attempt(s)",
+                other.order().id,
+                other.order().name.as_deref().unwrap_or("-")
+            ),
+        ),
+    };
+    out.json(&SubmitResult {
+        outcome,
+        external_order_id: &external_id,
+        attempts,
+        order: submission.order(),
+    })?;
+    out.line(headline);
+    let (summary, items) = render::order_detail(submission.order());
+    out.table(&summary);
+    out.table(&items);
+    Ok(())
+}
+
+async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), CliError> {
+    let mut query = OrderQuery::new()
+        .status(args.status.iter().map(|s| OrderStatus::from(s.as_str())))
+        .fulfillment_status(
+            args.fulfillment_status
+                .iter()
+                .map(|s| FulfillmentStatus::from(s.as_str())),
+        )
+        .payment_status(
+            args.payment_status
+                .iter()
+                .map(|s| PaymentStatus::from(s.as_str())),
+        )
+        .paged(&args.paging);
+    if let Some(id) = args.external_id {
+        query = query.external_order_id(id);
+    }
+    let listed = if args.paging.all {
+        every_page(client.orders().stream(&query), out, "order").await?
+    } else {
+        Listed::page(client.orders().list(&query).await?, "order")
+    };
+    out.json(&listed.items)?;
+    out.table(&render::order_list(&listed.items));
+    out.line(listed.footer);
+    Ok(())
+}

@@ -1,0 +1,223 @@
+//! Why a command failed, its exit code, and how the failure is printed.
+
+use std::io::Write as _;
+
+use store_api::Error as ApiError;
+use store_api::validate::Violation;
+
+/// Exit code of a command that succeeded.
+pub const EXIT_OK: u8 = 0;
+/// A check failed (webhook signature) or the embedded emulator could not start.
+pub const EXIT_FAILED: u8 = 1;
+/// Bad flags, missing credentials, an unreadable input file.
+pub const EXIT_USAGE: u8 = 2;
+/// The API refused the request (4xx) or the pre-flight check found problems.
+pub const EXIT_API: u8 = 3;
+/// Transport failure, timeout, 5xx, or the rate limit still exceeded after retries.
+pub const EXIT_TRANSPORT: u8 = 4;
+
+/// Everything a command can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The command line or an input file is wrong.
+    #[error("{0}")]
+    Usage(String),
+    /// A client call failed.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// The client refused the request locally, before sending it (an artwork URL the service refuses).
+    #[error("{0} (refused locally; nothing was sent)")]
+    Refused(String),
+    /// A check the command exists for did not pass (a webhook signature).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    /// The process exit code for this failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => EXIT_USAGE,
+            CliError::Failed(_) => EXIT_FAILED,
+            CliError::Refused(_) => EXIT_API,
+            CliError::Api(error) => api_exit_code(error),
+        }
+    }
+}
+
+fn api_exit_code(error: &ApiError) -> u8 {
+    match error {
+        ApiError::Invalid { .. } => EXIT_API,
+        // Refused locally before sending: a page size out of range, a comma in an external id.
+        ApiError::InvalidArgument(_) => EXIT_USAGE,
+        // A 429 that outlived the retries is worth retrying later, like a 5xx.
+        other if other.is_retryable() => EXIT_TRANSPORT,
+        other => match other.status() {
+            Some(400..=499) => EXIT_API,
+            _ => EXIT_TRANSPORT,
+        },
+    }
+}
+
+/// One problem of a refused request: the field path (when known) and the message.
+fn violation_line(violation: &Violation) -> String {
+    // Field messages already start with their path (`shippingAddress.lastName should not be empty`).
+    if violation.is_field_validation() || violation.path.is_empty() {
+        violation.message()
+    } else {
+        format!("{}: {}", violation.path, violation.message())
+    }
+}
+
+/// The headline and the detail lines of a failure, for humans.
+fn describe(error: &CliError) -> (String, Vec<String>) {
+    let api = match error {
+        CliError::Api(api) => api,
+        other => return (other.to_string(), Vec::new()),
+    };
+    match api {
+        ApiError::Invalid { violations } => (
+            format!(
+                "the pre-flight check found {} problem(s); nothing was sent",
+                violations.len()
+            ),
+            violations.iter().map(violation_line).collect(),
+        ),
+        ApiError::BadRequest { messages } => (
+            "the service refused the request (400 Bad Request)".to_owned(),
+            messages.clone(),
+        ),
+        ApiError::Unauthorized { message } => (
+            format!(
+                "401 Unauthorized: {message} (check --api-key/STORE_API_KEY and --store-id/STORE_API_STORE_ID)"
+            ),
+            Vec::new(),
+        ),
+        ApiError::NotFound { message } => (format!("404 Not Found: {message}"), Vec::new()),
+        ApiError::Conflict { message } => (format!("409 Conflict: {message}"), Vec::new()),
+        other => (other.to_string(), Vec::new()),
+    }
+}
+
+/// Prints the failure on stderr: readable lines, or one JSON object with `--json`.
+pub fn report(error: &CliError, json: bool) {
+    let (headline, details) = describe(error);
+    let mut stderr = std::io::stderr().lock();
+    // Nothing sensible is left to do when stderr itself is gone.
+    let _ = if json {
+        let status = match error {
+            CliError::Api(api) => api.status(),
+            _ => None,
+        };
+        let value = serde_json::json!({
+            "error": {
+                "exitCode": error.exit_code(),
+                "statusCode": status,
+                "message": headline,
+                "details": details,
+            }
+        });
+        writeln!(stderr, "{value}")
+    } else {
+        let mut text = format!("error: {headline}\n");
+        for line in &details {
+            text.push_str("  ");
+            text.push_str(line);
+            text.push('\n');
+        }
+        stderr.write_all(text.as_bytes())
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store_api::validate::ViolationKind;
+
+    #[test]
+    fn exit_codes_follow_the_kind_of_failure() {
+        let cases: Vec<(CliError, u8)> = vec![
+            (CliError::Usage("x".into()), EXIT_USAGE),
+            (CliError::Failed("x".into()), EXIT_FAILED),
+            (CliError::Refused("x".into()), EXIT_API),
+            (ApiError::BadRequest { messages: vec![] }.into(), EXIT_API),
+            (ApiError::Invalid { violations: vec![] }.into(), EXIT_API),
+            (
+                ApiError::Unauthorized {
+                    message: String::new(),
+                }
+                .into(),
+                EXIT_API,
+            ),
+            (
+                ApiError::NotFound {
+                    message: String::new(),
+                }
+                .into(),
+                EXIT_API,
+            ),
+            (
+                ApiError::Conflict {
+                    message: String::new(),
+                }
+                .into(),
+                EXIT_API,
+            ),
+            (
+                ApiError::Status {
+                    status: 413,
+                    message: String::new(),
+                }
+                .into(),
+                EXIT_API,
+            ),
+            (
+                ApiError::RateLimited { retry_after: None }.into(),
+                EXIT_TRANSPORT,
+            ),
+            (
+                ApiError::Server {
+                    status: 503,
+                    message: String::new(),
+                }
+                .into(),
+                EXIT_TRANSPORT,
+            ),
+            (
+                ApiError::Timeout {
+                    may_have_been_processed: true,
+                }
+                .into(),
+                EXIT_TRANSPORT,
+            ),
+            (ApiError::Decode("x".into()).into(), EXIT_TRANSPORT),
+            (ApiError::InvalidArgument("x".into()).into(), EXIT_USAGE),
+        ];
+        for (error, code) in cases {
+            assert_eq!(error.exit_code(), code, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn violations_are_listed_with_their_field_paths() {
+        let error = CliError::from(ApiError::Invalid {
+            violations: vec![
+                Violation::new(
+                    ViolationKind::DesignLargerThanPrintArea,
+                    "lineItems.0.decorations.0",
+                    "front",
+                ),
+                Violation::new(ViolationKind::EmptyString, "shippingAddress.lastName", ""),
+            ],
+        });
+        let (headline, details) = describe(&error);
+        assert!(headline.contains("2 problem(s)"), "{headline}");
+        assert_eq!(
+            details,
+            [
+                "lineItems.0.decorations.0: The design is larger than the print area for the print location: front",
+                "shippingAddress.lastName should not be empty",
+            ]
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! Where results go: tables and lines for humans, JSON for machines, always on stdout.
+
+use std::fmt::Display;
+use std::io::Write as _;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, modifiers, presets};
+use serde::Serialize;
+
+use crate::error::CliError;
+
+/// The output mode of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    /// `--json`: print the API's own shapes as JSON instead of tables.
+    pub json: bool,
+}
+
+impl Output {
+    /// Prints one line of text (human mode only; JSON mode keeps stdout pure JSON).
+    pub fn line(&self, text: impl Display) {
+        if !self.json {
+            write_stdout(&format!("{text}\n"));
+        }
+    }
+
+    /// Prints a table (human mode only).
+    pub fn table(&self, table: &Table) {
+        if !self.json {
+            write_stdout(&format!("{table}\n"));
+        }
+    }
+
+    /// Prints `value` as pretty JSON (JSON mode only).
+    pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CliError> {
+        if self.json {
+            let text = serde_json::to_string_pretty(value)
+                .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
+            write_stdout(&format!("{text}\n"));
+        }
+        Ok(())
+    }
+
+    /// Prints `value` as one compact JSON line (JSON mode only), for streams of results.
+    pub fn json_line<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CliError> {
+        if self.json {
+            let text = serde_json::to_string(value)
+                .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
+            write_stdout(&format!("{text}\n"));
+        }
+        Ok(())
+    }
+}
+
+/// Writes to stdout; a closed pipe (`store-api ... | head`) is not an error worth a panic.
+fn write_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
+/// A table with the house style and these column headers.
+pub fn table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .apply_modifier(modifiers::UTF8_ROUND_CORNERS)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    // A pseudo-terminal may report a width of 0: squeezing columns into it helps nobody.
+    if table.width().is_some_and(|width| width < 40) {
+        table.set_content_arrangement(ContentArrangement::Disabled);
+    }
+    if !header.is_empty() {
+        table.set_header(header.to_vec());
+        keep_first_column_whole(&mut table);
+    }
+    table
+}
+
+/// Ids and field names are copied from the output: never wrap them on a narrow terminal.
+fn keep_first_column_whole(table: &mut Table) {
+    if let Some(column) = table.column_mut(0) {
+        column.set_constraint(ColumnConstraint::ContentWidth);
+    }
+}
+
+/// A two-column table of field names and values.
+pub fn fields<'a>(rows: impl IntoIterator<Item = (&'a str, String)>) -> Table {
+    let mut table = table(&[]);
+    for (name, value) in rows {
+        table.add_row(vec![name.to_owned(), value]);
+    }
+    keep_first_column_whole(&mut table);
+    table
+}
+
+/// A value or `-` when it is missing (the API omits empty fields).
+pub fn or_dash<T: Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// A timestamp as the API writes it (ISO 8601 UTC with milliseconds), or `-`.
+pub fn time(value: Option<DateTime<Utc>>) -> String {
+    value.map_or_else(
+        || "-".to_owned(),
+        |t| t.to_rfc3339_opts(SecondsFormat::Millis, true),
+    )
+}
+
+/// A list of values joined with commas, or `-` when empty.
+pub fn joined<T: Display>(values: impl IntoIterator<Item = T>) -> String {
+    let text = values
+        .into_iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if text.is_empty() {
+        "-".to_owned()
+    } else {
+        text
+    }
+}
+
+/// An amount of US dollars with two decimals, or `-`.
+pub fn usd(amount: Option<impl Display>) -> String {
+    amount.map_or_else(|| "-".to_owned(), |a| format!("{a:.2}"))
+}
+
+/// `yes` or `no`.
+pub fn yes_no(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
+}
+
+/// `1 order`, `2 orders`.
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The footer of one page of a list; `noun` is singular.
+pub fn page_footer(page: u64, total_pages: u64, total_items: u64, noun: &str) -> String {
+    format!(
+        "page {page} of {}, {} in all{}",
+        total_pages.max(1),
+        count(total_items, noun),
+        if total_pages > page {
+            " (--page N for more, --all for every page)"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_formatters() {
+        assert_eq!(or_dash(None::<u8>), "-");
+        assert_eq!(or_dash(Some("x")), "x");
+        assert_eq!(joined(["a", "b"]), "a, b");
+        assert_eq!(joined(Vec::<String>::new()), "-");
+        assert_eq!(usd(Some(1.5)), "1.50");
+        assert_eq!(usd(None::<f64>), "-");
+        assert_eq!(
+            time(Some("2026-08-01T12:00:00Z".parse().unwrap())),
+            "2026-08-01T12:00:00.000Z"
+        );
+        assert_eq!(
+            page_footer(1, 3, 120, "order"),
+            "page 1 of 3, 120 orders in all (--page N for more, --all for every page)"
+        );
+        assert_eq!(
+            page_footer(1, 0, 0, "order"),
+            "page 1 of 1, 0 orders in all"
+        );
+        assert_eq!(page_footer(1, 1, 1, "order"), "page 1 of 1, 1 order in all");
+    }
+}

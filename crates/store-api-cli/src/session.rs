@@ -1,0 +1,127 @@
+//! The connection a command works with: a client built from flags or the environment, or one pointed
+//! at an emulator embedded in this process (`--emulator`). Never a silent fallback from one to the other.
+
+use store_api::Client;
+use store_api_fixtures::Emulator;
+use store_api_fixtures::artwork::FakeResource;
+
+use crate::cli::GlobalArgs;
+use crate::error::CliError;
+use crate::png;
+
+/// The sample image the embedded emulator serves from a fake public host.
+pub const SAMPLE_IMAGE_URL: &str = "https://demo-assets.example.test/sunset-3000x2400.png";
+/// The sample image's size in pixels.
+pub const SAMPLE_IMAGE_PX: (u32, u32) = (3000, 2400);
+/// The sample image's one color (a sunset orange).
+const SAMPLE_IMAGE_RGB: [u8; 3] = [0xF2, 0x6B, 0x1D];
+
+/// The sample image's bytes: a valid PNG of [`SAMPLE_IMAGE_PX`] pixels.
+pub fn sample_png() -> Vec<u8> {
+    let (width, height) = SAMPLE_IMAGE_PX;
+    png::solid(width, height, SAMPLE_IMAGE_RGB)
+}
+
+/// A client, and the emulator it talks to when that runs in this process.
+#[derive(Debug)]
+pub struct Session {
+    /// The Store API client.
+    pub client: Client,
+    /// The embedded emulator (`--emulator`), shut down (and its state saved) by [`Session::close`].
+    pub emulator: Option<Emulator>,
+}
+
+impl Session {
+    /// Builds the session the flags ask for.
+    pub async fn open(global: &GlobalArgs) -> Result<Session, CliError> {
+        if global.emulator {
+            return Session::embedded(global).await;
+        }
+        if global.emulator_state.is_some() {
+            return Err(CliError::Usage(
+                "--emulator-state only applies with --emulator".into(),
+            ));
+        }
+        let missing: Vec<&str> = [
+            (
+                global.base_url.is_none(),
+                "--base-url (or STORE_API_BASE_URL)",
+            ),
+            (
+                global.store_id.is_none(),
+                "--store-id (or STORE_API_STORE_ID)",
+            ),
+            (global.api_key.is_none(), "--api-key (or STORE_API_KEY)"),
+        ]
+        .into_iter()
+        .filter_map(|(is_missing, name)| is_missing.then_some(name))
+        .collect();
+        if !missing.is_empty() {
+            return Err(CliError::Usage(format!(
+                "missing credentials: {}; or pass --emulator to use the embedded local emulator",
+                missing.join(", ")
+            )));
+        }
+        let client = Client::builder()
+            .base_url(global.base_url.clone().unwrap_or_default())
+            .store_id(global.store_id.clone().unwrap_or_default())
+            .api_key(global.api_key.clone().unwrap_or_default())
+            .build()
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        Ok(Session {
+            client,
+            emulator: None,
+        })
+    }
+
+    async fn embedded(global: &GlobalArgs) -> Result<Session, CliError> {
+        let mut builder = Emulator::builder().network_downloads(false);
+        if let Some(path) = &global.emulator_state {
+            builder = builder.state_file(path);
+        }
+        let emulator = start(builder).await?;
+        let client = emulator_client(&emulator)?;
+        eprintln!(
+            "using the embedded emulator at {}, store {} — not the real service",
+            emulator.origin(),
+            client.store_id()
+        );
+        Ok(Session {
+            client,
+            emulator: Some(emulator),
+        })
+    }
+
+    /// Shuts the embedded emulator down, which writes its state file when one was given.
+    pub async fn close(self) {
+        if let Some(emulator) = self.emulator {
+            emulator.shutdown().await;
+        }
+    }
+}
+
+/// Starts an emulator and registers the sample image on its fake public host.
+pub async fn start(builder: store_api_fixtures::EmulatorBuilder) -> Result<Emulator, CliError> {
+    let emulator = builder
+        .start()
+        .await
+        .map_err(|e| CliError::Failed(format!("the embedded emulator could not start: {e}")))?;
+    emulator
+        .fake_hosts()
+        .insert(SAMPLE_IMAGE_URL, FakeResource::image(&sample_png()))
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    Ok(emulator)
+}
+
+/// A client for the emulator's first active store.
+pub fn emulator_client(emulator: &Emulator) -> Result<Client, CliError> {
+    let store = emulator
+        .active_store()
+        .ok_or_else(|| CliError::Failed("the emulator has no active store".into()))?;
+    Client::builder()
+        .base_url(emulator.base_url())
+        .store_id(store.id)
+        .api_key(store.api_key)
+        .build()
+        .map_err(|e| CliError::Failed(e.to_string()))
+}

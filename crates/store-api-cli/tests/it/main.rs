@@ -1,0 +1,21 @@
+//! The `store-api` binary end to end, against the local emulator (one test binary).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+// Commands that read: status, catalog, products, and the failures every command shares.
+mod reads;
+// artworks create|list|get.
+mod artworks;
+// orders create|submit|list|get|find.
+mod orders;
+// orders watch, with and without --advance.
+mod watch;
+// webhooks verify, placement fit, completions.
+mod offline;
+// The `emulator` server command and the embedded `--emulator`.
+mod emulator;
+// The quick-start demo.
+mod demo;
+// `--help` of every command.
+mod help;

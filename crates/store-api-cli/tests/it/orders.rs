@@ -1,0 +1,238 @@
+//! orders create|submit|list|get|find.
+
+use store_api_fixtures::AppAction;
+
+use crate::common::{Env, IMAGE_URL, data};
+use crate::snap;
+
+#[test]
+fn create_runs_the_preflight_check_first_and_lists_every_problem() {
+    let env = Env::start();
+    let invalid = env
+        .run(&["orders", "create", "--file", &data("invalid_order.json")])
+        .code(3);
+    snap!("orders_create_invalid", invalid.stderr);
+    assert_eq!(env.emu.order_count(&env.store), 0);
+
+    let dry = env
+        .run(&[
+            "orders",
+            "create",
+            "--file",
+            &data("invalid_order.json"),
+            "--dry-run",
+        ])
+        .code(3);
+    assert_eq!(dry.stderr, invalid.stderr);
+
+    let ok = env
+        .run(&[
+            "orders",
+            "create",
+            "--file",
+            &data("order.json"),
+            "--dry-run",
+        ])
+        .code(0);
+    assert_eq!(
+        ok.stdout,
+        "pre-flight check passed: the request keeps every rule of the service (--dry-run, nothing sent)\n"
+    );
+    let ok = env
+        .run(&[
+            "orders",
+            "create",
+            "--file",
+            &data("order.json"),
+            "--dry-run",
+            "--json",
+        ])
+        .code(0);
+    assert_eq!(ok.json(), serde_json::json!({ "valid": true }));
+    assert_eq!(env.emu.order_count(&env.store), 0);
+}
+
+#[test]
+fn files_that_are_not_requests() {
+    let env = Env::start();
+    let empty = env
+        .run(&["orders", "create", "--file", &data("empty_last_name.json")])
+        .code(3);
+    assert!(
+        empty
+            .stderr
+            .contains("  shippingAddress.lastName should not be empty\n"),
+        "{empty:?}"
+    );
+    let broken = env
+        .run(&["orders", "create", "--file", &data("not_json.json")])
+        .code(2);
+    assert!(broken.stderr.contains("is not JSON"), "{broken:?}");
+    let missing = env
+        .run(&["orders", "submit", "--file", &data("no_such_file.json")])
+        .code(2);
+    assert!(missing.stderr.contains("cannot read"), "{missing:?}");
+}
+
+#[test]
+fn create_sends_one_request_and_warns_without_an_external_id() {
+    let env = Env::start();
+    let created = env
+        .run(&["orders", "create", "--file", &data("order.json")])
+        .code(0);
+    assert!(
+        created.stderr.contains("has no externalOrderId"),
+        "{created:?}"
+    );
+    snap!("orders_create_human", created.stdout);
+    assert_eq!(env.emu.order_count(&env.store), 1);
+}
+
+#[test]
+fn submit_is_exactly_once() {
+    let env = Env::start();
+    // No id in the file: one is generated and printed before sending.
+    let first = env
+        .run(&["orders", "submit", "--file", &data("order.json"), "--json"])
+        .code(0);
+    let generated = first.json()["externalOrderId"].as_str().unwrap().to_owned();
+    assert!(
+        first
+            .stderr
+            .contains(&format!("generated externalOrderId {generated}")),
+        "{first:?}"
+    );
+    assert_eq!(first.json()["outcome"], "created");
+
+    // The same request again (a lost response, a crashed run): 409, the same order.
+    let again = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            &data("order.json"),
+            "--external-id",
+            &generated,
+            "--json",
+        ])
+        .code(0);
+    assert_eq!(again.json()["outcome"], "alreadyExisted");
+    assert_eq!(again.json()["order"]["id"], first.json()["order"]["id"]);
+    assert_eq!(env.emu.order_count(&env.store), 1);
+    snap!("orders_submit_again_json", again.stdout);
+
+    let human = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            &data("order.json"),
+            "--external-id",
+            &generated,
+        ])
+        .code(0);
+    snap!("orders_submit_again_human", human.stdout);
+    let fresh = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            &data("order.json"),
+            "--external-id",
+            "fresh-1",
+        ])
+        .code(0);
+    snap!("orders_submit_created_human", fresh.stdout);
+    assert_eq!(env.emu.order_count(&env.store), 2);
+}
+
+#[test]
+fn a_custom_order_with_an_artwork() {
+    let env = Env::start();
+    let artwork = env
+        .run(&[
+            "artworks", "create", "--name", "Logo", "--url", IMAGE_URL, "--json",
+        ])
+        .code(0);
+    let artwork_id = artwork.json()["id"].as_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("custom.json");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(data("custom_order.json"))
+            .unwrap()
+            .replace("ARTWORK_ID", &artwork_id),
+    )
+    .unwrap();
+    let created = env
+        .run(&["orders", "submit", "--file", file.to_str().unwrap()])
+        .code(0);
+    snap!("orders_submit_custom_human", created.stdout);
+}
+
+#[test]
+fn list_get_and_find() {
+    let env = Env::start();
+    let first = env.submit("list-1");
+    let second = env.submit("list-2");
+    let third = env.submit("list-3");
+    env.emu
+        .app_action(&env.store, &second, AppAction::MarkPaid)
+        .unwrap();
+    for _ in 0..4 {
+        env.emu.advance_order(&env.store, &third).unwrap();
+    }
+
+    let (first, second, third) = (first.as_str(), second.as_str(), third.as_str());
+    let list = env.run(&["orders", "list"]).code(0);
+    snap!("orders_list_human", list.stdout);
+
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["orders", "list", "--json"];
+        all.extend_from_slice(args);
+        env.run(&all)
+            .code(0)
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&[]), [third, second, first]);
+    assert_eq!(ids(&["--external-id", "list-2"]), [second]);
+    assert_eq!(ids(&["--status", "pending"]), [second, first]);
+    assert_eq!(
+        ids(&["--fulfillment-status", "fulfilled,in_production"]),
+        [third]
+    );
+    assert_eq!(ids(&["--payment-status", "paid"]), [second]);
+    assert_eq!(ids(&["--all", "--limit", "1"]), [third, second, first]);
+    assert_eq!(ids(&["--page", "2", "--limit", "1"]), [second]);
+    let paged = env
+        .run(&["orders", "list", "--page", "2", "--limit", "1"])
+        .code(0);
+    assert!(
+        paged
+            .stdout
+            .ends_with("page 2 of 3, 3 orders in all (--page N for more, --all for every page)\n"),
+        "{paged:?}"
+    );
+
+    let fulfilled = env.run(&["orders", "get", third]).code(0);
+    snap!("orders_get_fulfilled_human", fulfilled.stdout);
+    let json = env.run(&["orders", "get", third, "--json"]).code(0);
+    snap!("orders_get_fulfilled_json", json.stdout);
+
+    let found = env
+        .run(&["orders", "find", "--external-id", "list-1", "--json"])
+        .code(0);
+    assert_eq!(found.json()["id"], first);
+    let not_found = env
+        .run(&["orders", "find", "--external-id", "nope"])
+        .code(3);
+    assert_eq!(
+        not_found.stderr,
+        "error: 404 Not Found: no order has externalOrderId nope\n"
+    );
+}

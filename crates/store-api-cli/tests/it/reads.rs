@@ -1,0 +1,175 @@
+//! status, catalog, products, and what every API command shares: credentials, exit codes, errors.
+
+use crate::common::{Env, Run, bare};
+use crate::snap;
+
+#[test]
+fn status_in_both_forms() {
+    let env = Env::start();
+    let human = env.run(&["status"]).code(0);
+    snap!("status_human", human.stdout);
+    let json = env.run(&["status", "--json"]).code(0);
+    snap!("status_json", json.stdout);
+    assert_eq!(json.json()["store"]["id"], "store_alpha");
+}
+
+#[test]
+fn missing_credentials_are_a_usage_error_naming_each_one() {
+    let all = Run::from(bare().arg("status").output().unwrap()).code(2);
+    snap!("missing_credentials", all.stderr);
+    let some = Run::from(
+        bare()
+            .args(["status", "--api-key", "csk_x", "--store-id", "store_alpha"])
+            .output()
+            .unwrap(),
+    )
+    .code(2);
+    assert!(
+        some.stderr.contains("--base-url (or STORE_API_BASE_URL)"),
+        "{some:?}"
+    );
+    assert!(!some.stderr.contains("--store-id ("), "{some:?}");
+    assert!(!some.stderr.contains("--api-key ("), "{some:?}");
+    // No silent fallback to the emulator.
+    assert!(!some.stderr.contains("embedded emulator at"), "{some:?}");
+}
+
+#[test]
+fn the_key_is_never_printed() {
+    let env = Env::start();
+    let secret = "csk_0123456789abcdef0123456789abcdef";
+    let wrong = env.run(&["status", "--api-key", secret]).code(3);
+    assert!(
+        wrong.stderr.contains("401 Unauthorized: Invalid API key"),
+        "{wrong:?}"
+    );
+    let help = Run::from(
+        bare()
+            .env("STORE_API_KEY", secret)
+            .env("STORE_API_BASE_URL", "http://secret-host.example")
+            .args(["status", "--help"])
+            .output()
+            .unwrap(),
+    )
+    .code(0);
+    let json_error = env.run(&["status", "--api-key", secret, "--json"]).code(3);
+    for run in [wrong, help, json_error] {
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("0123456789abcdef"), "{run:?}");
+        assert!(!all.contains("secret-host"), "{run:?}");
+    }
+}
+
+#[test]
+fn exit_codes_tell_usage_api_and_transport_failures_apart() {
+    let env = Env::start();
+    // Usage: clap's own checks.
+    env.run(&["catalog", "list", "--limit", "101"]).code(2);
+    env.run(&["orders", "list", "--page", "0"]).code(2);
+    env.run(&["orders", "list", "--page", "2", "--all"]).code(2);
+    env.run(&["no-such-command"]).code(2);
+    // 404 from the API.
+    let missing = env.run(&["products", "get", "prod_nope"]).code(3);
+    assert_eq!(missing.stderr, "error: 404 Not Found: Product not found\n");
+    // With --json the failure is one JSON object on stderr.
+    let json = env.run(&["orders", "get", "ord_nope", "--json"]).code(3);
+    let error: serde_json::Value = serde_json::from_str(&json.stderr).unwrap();
+    assert_eq!(error["error"]["statusCode"], 404);
+    assert_eq!(error["error"]["exitCode"], 3);
+    assert!(json.stdout.is_empty());
+    // A closed port: connection refused after the read retries.
+    let down = Run::from(
+        env.cmd()
+            .args(["status", "--base-url", "http://127.0.0.1:1"])
+            .output()
+            .unwrap(),
+    )
+    .code(4);
+    assert!(
+        down.stderr.starts_with("error: connection failed"),
+        "{down:?}"
+    );
+}
+
+#[test]
+fn catalog_list_and_get() {
+    let env = Env::start();
+    let page = env.run(&["catalog", "list", "--limit", "4"]).code(0);
+    snap!("catalog_list_human", page.stdout);
+
+    let filtered = env
+        .run(&[
+            "catalog",
+            "list",
+            "--product-type",
+            "t-shirt,hoodie",
+            "--method",
+            "embroidery",
+            "--json",
+        ])
+        .code(0);
+    let mut ids: Vec<String> = filtered
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["cp_bc3001", "cp_cc1717", "cp_g18500"]);
+
+    let all = env
+        .run(&["catalog", "list", "--all", "--limit", "3", "--json"])
+        .code(0);
+    assert_eq!(all.json().as_array().unwrap().len(), 11);
+    let all_human = env
+        .run(&["catalog", "list", "--all", "--limit", "5"])
+        .code(0);
+    assert!(
+        all_human.stdout.ends_with("11 blanks (every page)\n"),
+        "{all_human:?}"
+    );
+
+    let blank = env.run(&["catalog", "get", "cp_yp6089m"]).code(0);
+    snap!("catalog_get_human", blank.stdout);
+    let blank = env.run(&["catalog", "get", "cp_yp6089m", "--json"]).code(0);
+    snap!("catalog_get_json", blank.stdout);
+
+    let gone = env.run(&["catalog", "get", "cp_nope"]).code(3);
+    assert!(
+        gone.stderr.contains("Catalog product not found"),
+        "{gone:?}"
+    );
+}
+
+#[test]
+fn products_list_and_get() {
+    let env = Env::start();
+    let list = env.run(&["products", "list"]).code(0);
+    snap!("products_list_human", list.stdout);
+
+    let drafts = env
+        .run(&["products", "list", "--status", "draft", "--json"])
+        .code(0);
+    let mut ids: Vec<String> = drafts
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["prod_alpha_monogram_case", "prod_alpha_wave_tote"]);
+
+    let all = env
+        .run(&["products", "list", "--all", "--limit", "4", "--json"])
+        .code(0);
+    assert_eq!(all.json().as_array().unwrap().len(), 10);
+
+    let cap = env.run(&["products", "get", "prod_alpha_logo_cap"]).code(0);
+    snap!("products_get_human", cap.stdout);
+    let cap = env
+        .run(&["products", "get", "prod_alpha_logo_cap", "--json"])
+        .code(0);
+    snap!("products_get_json", cap.stdout);
+}
