@@ -2,6 +2,7 @@
 //!
 //! Only `cargo xtask` runs this code; no published crate depends on it.
 
+pub mod bench;
 pub mod codegen;
 
 /// The workspace root (the parent of this crate's folder).

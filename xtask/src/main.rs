@@ -1,4 +1,5 @@
-//! Project automation. `cargo xtask codegen [--check]` regenerates (or checks) the raw transport crate.
+//! Project automation. `cargo xtask codegen [--check]` regenerates (or checks) the raw transport crate;
+//! `cargo xtask bench [--quick]` measures the SDK against its targets and writes BENCHMARKS.md.
 
 use std::process::ExitCode;
 
@@ -8,8 +9,10 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["codegen"] => xtask::codegen::run(xtask::codegen::Mode::Write),
         ["codegen", "--check"] => xtask::codegen::run(xtask::codegen::Mode::Check),
+        ["bench"] => return xtask::bench::command(xtask::bench::Mode::Full),
+        ["bench", "--quick"] => return xtask::bench::command(xtask::bench::Mode::Quick),
         _ => {
-            eprintln!("usage: cargo xtask codegen [--check]");
+            eprintln!("usage: cargo xtask codegen [--check] | cargo xtask bench [--quick]");
             return ExitCode::from(2);
         }
     };
