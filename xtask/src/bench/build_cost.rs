@@ -7,12 +7,17 @@
 //! workspace's artifacts or the other's. The scratch crate is generated in `target/bench-scratch/` with
 //! the dependency lines copied from the workspace's `[workspace.dependencies]`, the workspace's
 //! `Cargo.lock` (the same versions) and its dependency profile (`opt-level = 1`). Both build `--offline`.
+//!
+//! Each build is measured twice over: wall time, and the CPU time (user + system) of Cargo and the
+//! compilers it ran. On a shared 2-core machine other processes stretch wall time unevenly between the
+//! two builds; the CPU time they need is much less affected.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::BenchError;
+use super::machine::{TICKS_PER_SECOND, own_cpu_ticks};
 use super::metrics::Metrics;
 use super::runner::{cargo, show};
 
@@ -48,14 +53,21 @@ pub fn measure(root: &Path) -> Result<Metrics, BenchError> {
     let incremental_time = timed(&mut store_api)?;
 
     let mut metrics = Metrics::default();
-    metrics.insert("build_store_api_s", store_api_time.as_secs_f64());
-    metrics.insert("build_scratch_s", scratch_time.as_secs_f64());
-    metrics.insert("build_incremental_s", incremental_time.as_secs_f64());
-    if scratch_time > Duration::ZERO {
+    metrics.insert("build_store_api_s", store_api_time.wall.as_secs_f64());
+    metrics.insert("build_scratch_s", scratch_time.wall.as_secs_f64());
+    metrics.insert("build_incremental_s", incremental_time.wall.as_secs_f64());
+    if scratch_time.wall > Duration::ZERO {
         metrics.insert(
             "build_ratio",
-            store_api_time.as_secs_f64() / scratch_time.as_secs_f64(),
+            store_api_time.wall.as_secs_f64() / scratch_time.wall.as_secs_f64(),
         );
+    }
+    if let (Some(store_api_cpu), Some(scratch_cpu)) = (store_api_time.cpu, scratch_time.cpu) {
+        metrics.insert("build_store_api_cpu_s", store_api_cpu);
+        metrics.insert("build_scratch_cpu_s", scratch_cpu);
+        if scratch_cpu > 0.0 {
+            metrics.insert("build_cpu_ratio", store_api_cpu / scratch_cpu);
+        }
     }
     // The fresh target folders are large and of no further use.
     remove(&store_api_dir)?;
@@ -144,9 +156,18 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 "#;
 
+/// How long a build took.
+#[derive(Debug, Clone, Copy)]
+struct BuildTime {
+    wall: Duration,
+    /// CPU seconds of the build's processes, when /proc could be read.
+    cpu: Option<f64>,
+}
+
 /// Runs `command` to success; returns how long it took.
-fn timed(command: &mut Command) -> Result<Duration, BenchError> {
+fn timed(command: &mut Command) -> Result<BuildTime, BenchError> {
     eprintln!("==> build cost: {}", show(command));
+    let ticks_before = own_cpu_ticks();
     let started = Instant::now();
     let status = command
         .status()
@@ -157,9 +178,18 @@ fn timed(command: &mut Command) -> Result<Duration, BenchError> {
             detail: status.to_string(),
         });
     }
-    let elapsed = started.elapsed();
-    eprintln!("    {:.1} s", elapsed.as_secs_f64());
-    Ok(elapsed)
+    let wall = started.elapsed();
+    // The build has been waited for, so its CPU time (and its compilers') is in our children's.
+    let cpu = ticks_before
+        .zip(own_cpu_ticks())
+        .and_then(|(before, after)| after.checked_sub(before))
+        .map(|ticks| ticks as f64 / TICKS_PER_SECOND);
+    eprintln!(
+        "    {:.1} s{}",
+        wall.as_secs_f64(),
+        cpu.map_or(String::new(), |cpu| format!(" ({cpu:.1} s of CPU)"))
+    );
+    Ok(BuildTime { wall, cpu })
 }
 
 /// Sets the file's modification time to now, as an editor saving it would (its content is unchanged).

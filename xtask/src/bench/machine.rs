@@ -56,24 +56,12 @@ impl Machine {
 /// Cumulative CPU time of all CPUs, from the first line of /proc/stat (in clock ticks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuTimes {
+    /// user + nice + system + irq + softirq: time some process (or the kernel for it) ran.
+    pub busy: u64,
     /// Time the hypervisor ran something else while this machine wanted the CPU.
     pub steal: u64,
     /// user + nice + system + idle + iowait + irq + softirq + steal.
     pub total: u64,
-}
-
-impl CpuTimes {
-    /// Now, when /proc/stat can be read.
-    pub fn now() -> Option<CpuTimes> {
-        parse_cpu_times(&std::fs::read_to_string("/proc/stat").ok()?)
-    }
-
-    /// Percentage of CPU time stolen between `earlier` and `self`.
-    pub fn steal_percent_since(self, earlier: CpuTimes) -> Option<f64> {
-        let total = self.total.checked_sub(earlier.total)?;
-        let steal = self.steal.checked_sub(earlier.steal)?;
-        (total > 0).then(|| steal as f64 * 100.0 / total as f64)
-    }
 }
 
 fn parse_cpu_times(stat: &str) -> Option<CpuTimes> {
@@ -89,9 +77,77 @@ fn parse_cpu_times(stat: &str) -> Option<CpuTimes> {
         return None;
     }
     Some(CpuTimes {
+        busy: fields[0] + fields[1] + fields[2] + fields[5] + fields[6],
         steal: fields[7],
         total: fields.iter().sum(),
     })
+}
+
+/// Clock ticks per second of /proc's CPU times (`USER_HZ`, 100 on every mainstream Linux architecture).
+pub const TICKS_PER_SECOND: f64 = 100.0;
+
+/// CPU time of this process and of the children it has waited for, in clock ticks.
+pub fn own_cpu_ticks() -> Option<u64> {
+    parse_own_ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)
+}
+
+/// utime + stime + cutime + cstime of a /proc/PID/stat line.
+fn parse_own_ticks(stat: &str) -> Option<u64> {
+    // The command name, in parentheses, may itself contain spaces and parentheses.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 to 17 of the file; `after_name` starts at field 3.
+    (11..15).map(|i| fields.get(i)?.parse::<u64>().ok()).sum()
+}
+
+/// The machine's CPU counters and this process's own use at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    cpu: CpuTimes,
+    own_ticks: u64,
+}
+
+/// How busy the machine was between two samples, apart from this command and what it ran.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    /// Share of all CPU time taken by the hypervisor (CPU steal).
+    pub steal_percent: f64,
+    /// Share of all CPU time used by processes other than this command and its children (other
+    /// builds and tests on a shared machine).
+    pub others_percent: f64,
+}
+
+impl Sample {
+    /// Now, when /proc can be read.
+    pub fn now() -> Option<Sample> {
+        Some(Sample {
+            cpu: parse_cpu_times(&std::fs::read_to_string("/proc/stat").ok()?)?,
+            own_ticks: own_cpu_ticks()?,
+        })
+    }
+
+    /// The load between `earlier` and `self`. Children count once they have been waited for, so take
+    /// `self` after the step's processes ended.
+    pub fn load_since(self, earlier: Sample) -> Option<Load> {
+        let total = self.cpu.total.checked_sub(earlier.cpu.total)?;
+        let steal = self.cpu.steal.checked_sub(earlier.cpu.steal)?;
+        let busy = self.cpu.busy.checked_sub(earlier.cpu.busy)?;
+        let own = self.own_ticks.checked_sub(earlier.own_ticks)?;
+        (total > 0).then(|| Load {
+            steal_percent: steal as f64 * 100.0 / total as f64,
+            others_percent: busy.saturating_sub(own) as f64 * 100.0 / total as f64,
+        })
+    }
+}
+
+impl Load {
+    /// `other processes 41%, CPU steal 3%`.
+    pub fn describe(&self) -> String {
+        format!(
+            "other processes {:.0}%, CPU steal {:.0}%",
+            self.others_percent, self.steal_percent
+        )
+    }
 }
 
 /// Logical CPUs and the first model name in /proc/cpuinfo.
@@ -169,19 +225,47 @@ mod tests {
     }
 
     #[test]
-    fn steal_is_the_share_of_stolen_ticks() {
-        let before = parse_cpu_times("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n").unwrap();
+    fn load_is_the_share_of_stolen_and_foreign_ticks() {
+        let cpu = |busy: u64, idle: u64, steal: u64| {
+            parse_cpu_times(&format!(
+                "cpu  {busy} 0 0 {idle} 0 0 0 {steal} 0 0\ncpu0 1 2\n"
+            ))
+            .unwrap()
+        };
         assert_eq!(
-            before,
+            cpu(100, 800, 100),
             CpuTimes {
-                steal: 40,
+                busy: 100,
+                steal: 100,
                 total: 1000
             }
         );
-        let after = parse_cpu_times("cpu  200 0 100 1500 10 0 0 190 0 0\n").unwrap();
-        assert_eq!(after.steal_percent_since(before), Some(15.0));
-        assert_eq!(before.steal_percent_since(after), None);
+        let before = Sample {
+            cpu: cpu(100, 800, 100),
+            own_ticks: 50,
+        };
+        // 1,000 ticks later: 600 busy, of which 200 were ours; 100 stolen.
+        let after = Sample {
+            cpu: cpu(700, 1100, 200),
+            own_ticks: 250,
+        };
+        assert_eq!(
+            after.load_since(before),
+            Some(Load {
+                steal_percent: 10.0,
+                others_percent: 40.0
+            })
+        );
+        assert_eq!(before.load_since(after), None);
         assert_eq!(parse_cpu_times("cpu  1 2 3\n"), None);
+    }
+
+    #[test]
+    fn own_ticks_are_read_after_the_command_name() {
+        let stat =
+            "6339 (a (weird) name) R 6329 6329 5727 0 -1 4194304 100 0 0 0 7 3 20 10 20 0 1 0";
+        assert_eq!(parse_own_ticks(stat), Some(40));
+        assert_eq!(parse_own_ticks("1 (x) R 1 2"), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use figures::Row;
-use machine::Machine;
+use machine::{Load, Machine, Sample};
 use metrics::Metrics;
 use runner::BenchRun;
 
@@ -76,6 +76,24 @@ pub struct Step {
     pub run: BenchRun,
     /// Whether its failure fails the command (Prism needs Node.js and npm, which a machine may lack).
     pub required: bool,
+    /// How busy the machine was otherwise while it ran.
+    pub load: Option<Load>,
+}
+
+impl Step {
+    /// Runs `work` as a step, sampling the machine's load around it.
+    fn sampled(required: bool, work: impl FnOnce() -> BenchRun) -> Step {
+        let before = Sample::now();
+        let run = work();
+        let load = before
+            .zip(Sample::now())
+            .and_then(|(before, after)| after.load_since(before));
+        Step {
+            run,
+            required,
+            load,
+        }
+    }
 }
 
 /// Everything a run produced.
@@ -95,8 +113,8 @@ pub struct Summary {
     pub rows: Vec<Row>,
     /// Time from the first measurement to the last.
     pub measurement_time: Duration,
-    /// Share of CPU time the hypervisor took during the measurements (/proc/stat `steal`).
-    pub cpu_steal_percent: Option<f64>,
+    /// How busy the machine was otherwise during the measurements.
+    pub load: Option<Load>,
 }
 
 impl Summary {
@@ -133,7 +151,7 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
     let machine = Machine::detect();
     let (build_time, executables) = runner::build_release(&root)?;
     let started = Instant::now();
-    let cpu_before = machine::CpuTimes::now();
+    let first_sample = Sample::now();
     let mut steps = Vec::new();
     let mut prism_path = None;
     for bench in runner::SUITE {
@@ -141,29 +159,24 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
         let Some(executable) = executables.get(bench.name) else {
             continue;
         };
-        steps.push(Step {
-            run: runner::run(&root, executable, bench, mode, &[]),
-            required: true,
-        });
+        steps.push(Step::sampled(true, || {
+            runner::run(&root, executable, bench, mode, &[])
+        }));
         if bench.name == THROUGHPUT {
-            let (run, path) = measure_prism(&root, executable, bench, mode);
-            prism_path = path;
-            steps.push(Step {
-                run,
-                required: false,
-            });
+            steps.push(Step::sampled(false, || {
+                let (run, path) = measure_prism(&root, executable, bench, mode);
+                prism_path = path;
+                run
+            }));
         }
     }
     if mode == Mode::Full {
-        steps.push(Step {
-            run: measure_build_cost(&root),
-            required: true,
-        });
+        steps.push(Step::sampled(true, || measure_build_cost(&root)));
     }
     let measurement_time = started.elapsed();
-    let cpu_steal_percent = cpu_before
-        .zip(machine::CpuTimes::now())
-        .and_then(|(before, after)| after.steal_percent_since(before));
+    let load = first_sample
+        .zip(Sample::now())
+        .and_then(|(before, after)| after.load_since(before));
 
     let mut metrics = Metrics::default();
     for step in &steps {
@@ -196,7 +209,7 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
         steps,
         rows,
         measurement_time,
-        cpu_steal_percent,
+        load,
     };
     println!("{}", report::table(&summary));
     let path = root.join("BENCHMARKS.md");

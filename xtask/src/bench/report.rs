@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::figures::{Gate, Row, Verdict};
+use super::machine::Load;
 use super::metrics::Metrics;
 use super::{Mode, Summary, prism};
 
@@ -52,17 +53,18 @@ pub fn table(summary: &Summary) -> String {
     }
     let _ = write!(
         out,
-        "\nrelease build {:.0} s (not counted); measurements {:.0} s; CPU steal {}",
+        "\nrelease build {:.0} s (not counted); measurements {:.0} s; {}",
         summary.build_time.as_secs_f64(),
         summary.measurement_time.as_secs_f64(),
-        steal(summary)
+        load(summary.load.as_ref())
     );
     for step in &summary.steps {
         let _ = write!(
             out,
-            "\n  {:<28} {:>6.1} s{}",
+            "\n  {:<28} {:>6.1} s  {}{}",
             step.run.measures,
             step.run.elapsed.as_secs_f64(),
+            load(step.load.as_ref()),
             step.run
                 .failure
                 .as_ref()
@@ -72,11 +74,9 @@ pub fn table(summary: &Summary) -> String {
     out
 }
 
-/// CPU steal during the measurements, as text.
-fn steal(summary: &Summary) -> String {
-    summary
-        .cpu_steal_percent
-        .map_or("unknown".to_owned(), |p| format!("{p:.0}%"))
+/// The machine's other load, as text.
+fn load(load: Option<&Load>) -> String {
+    load.map_or("load unknown".to_owned(), Load::describe)
 }
 
 fn measured(row: &Row) -> String {
@@ -133,14 +133,16 @@ pub fn markdown(summary: &Summary, metrics: &Metrics) -> String {
     );
     let _ = writeln!(
         out,
-        "| CPU steal during the measurements | {} |",
-        steal(summary)
+        "| machine load during the measurements | {} of all CPU time |",
+        load(summary.load.as_ref())
     );
     out.push_str(
         "\nThe machine is shared: other builds and tests may run during a measurement, and as a VM it loses CPU \
-         time to the hypervisor (CPU steal, from /proc/stat). Ratios are measured \
-         side by side inside one process, so both sides see the same load; absolute rates and latencies \
-         do not, which is why their gates are \"report only\" (see [Gates](#gates-when-the-command-fails)).\n",
+         time to the hypervisor. \"Other processes\" is the CPU time used by processes other than this \
+         command and what it ran, \"CPU steal\" the time the hypervisor took, both as shares of all CPU \
+         time (from /proc/stat and /proc/self/stat), for the whole run above and per step below. Ratios are \
+         measured side by side inside one process, so both sides see the same load; absolute rates and \
+         latencies do not, which is why their gates are \"report only\" (see [Gates](#gates-when-the-command-fails)).\n",
     );
 
     out.push_str(
@@ -205,23 +207,26 @@ pub fn markdown(summary: &Summary, metrics: &Metrics) -> String {
     out.push_str(&methods(summary, metrics));
     out.push_str(GATES);
 
-    out.push_str("\n## Steps of this run\n\n| step | command | time |\n|---|---|---|\n");
+    out.push_str(
+        "\n## Steps of this run\n\n| step | command | time | machine load |\n|---|---|---|---|\n",
+    );
     let _ = writeln!(
         out,
-        "| release build | `cargo bench --no-run` of every bench below | {:.0} s |",
+        "| release build | `cargo bench --no-run` of every bench below | {:.0} s | |",
         summary.build_time.as_secs_f64()
     );
     for step in &summary.steps {
         let _ = writeln!(
             out,
-            "| {} | `{}` | {:.1} s{} |",
+            "| {} | `{}` | {:.1} s{} | {} |",
             step.run.measures,
             step.run.command.replace('|', "\\|"),
             step.run.elapsed.as_secs_f64(),
             step.run
                 .failure
                 .as_ref()
-                .map_or(String::new(), |f| format!(" — **failed**: {f}"))
+                .map_or(String::new(), |f| format!(" — **failed**: {f}")),
+            load(step.load.as_ref())
         );
     }
     out
@@ -327,8 +332,10 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          `--target-dir` ÷ a clean build of a scratch crate generated in `target/bench-scratch` that \
          depends only on reqwest (the workspace's line: `default-features = false`, `json`, `query`, \
          `stream`), tokio, serde and serde_json, with the workspace's `Cargo.lock` and dependency profile; \
-         both `--offline`. Then `crates/store-api-raw/src/generated.rs` is touched and `store-api` rebuilt \
-         in the first target folder (incremental)."
+         both `--offline`. Each is timed in wall time and in CPU time (user + system of Cargo and the \
+         compilers, from /proc/self/stat after the build was waited for). Then \
+         `crates/store-api-raw/src/generated.rs` is touched and `store-api` rebuilt in the first target \
+         folder (incremental, wall time)."
     );
     let _ = writeln!(
         out,
@@ -350,8 +357,8 @@ The command exits non-zero when any of these holds; `--quick` is meant for CI.
 |---|---|---|
 | zero tolerance | 429 responses, orders held, duplicates, lost orders, submit errors, emulator GET errors | any difference from the target fails, and so does a missing value |
 | ±5% | rate-limit efficiency, webhook verify ratio, page decode ratio | fails only when worse than the target by more than 5% of it (1.03 → 1.0815, 1.10 → 1.155, 1.0 → 1.05); a smaller miss is reported as MISS |
-| ±10% | build-cost ratio (full run only) | the two clean builds run one after the other, so a neighbour's compile during one of them moves the ratio more than noise inside one process |
-| report only | emulator ÷ Prism, p99 latency, incremental build time, validator orders/s | these depend on how busy the shared machine is; a miss is reported as MISS with its gap and never fails the command |
+| ±10% | build-cost ratio in CPU time (full run only) | fails above 1.65; the two clean builds run one after the other, and even their CPU time moves when a neighbour shares the cores |
+| report only | build-cost ratio in wall time, emulator ÷ Prism, p99 latency, incremental build time, validator orders/s | these depend on how busy the shared machine is (other processes stretch one build's wall time and not the other's); a miss is reported as MISS with its gap and never fails the command |
 
 A bench that crashes fails the command too. Prism needs Node.js and npm: when it cannot be installed or \
 started, its figures are reported as not measured and the command does not fail on that alone.
@@ -392,10 +399,14 @@ mod tests {
                     failure: None,
                 },
                 required: true,
+                load: None,
             }],
             rows,
             measurement_time: Duration::from_secs(12),
-            cpu_steal_percent: Some(12.4),
+            load: Some(Load {
+                steal_percent: 2.4,
+                others_percent: 41.2,
+            }),
         };
         (summary, metrics)
     }
@@ -408,7 +419,8 @@ mod tests {
         for expected in [
             "| CPU | 2 × Test CPU |",
             "| memory | 2.0 GiB |",
-            "| CPU steal during the measurements | 12% |",
+            "| machine load during the measurements | other processes 41%, CPU steal 2% of all CPU time |",
+            "| page decode | `cargo bench -p store-api --bench decode -- --quick` | 12.0 s | load unknown |",
             "| rustc | rustc 1.90.0 |",
             "| command | `cargo xtask bench --quick` |",
             "| page decode: client path ÷ serde_json::Value | ≤ 1 | 1.200 | **MISS (fails)** | fails beyond ±5% |",
