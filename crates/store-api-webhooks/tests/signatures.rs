@@ -218,3 +218,14 @@ fn neither_errors_nor_debug_reveal_the_key_or_the_expected_signature() {
         );
     }
 }
+
+// Issue 10: `Verifier::new("")` (an unset environment variable) accepted HMAC("", body), which anyone
+// can compute.
+#[test]
+fn an_empty_key_verifies_nothing() {
+    let forged = sign("", BODY);
+    let error = Verifier::new("")
+        .verify_signature(&forged, BODY)
+        .expect_err("an empty key must refuse");
+    assert!(error.to_string().contains("empty"), "{error}");
+}
