@@ -407,11 +407,6 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
-
-    /// Whether the secret is the empty string (an unset variable, `--key ""`).
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl From<String> for Secret {
