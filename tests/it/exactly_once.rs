@@ -149,7 +149,10 @@ async fn the_rare_fault_matrix_is_zero_in_every_column() {
         ));
     }
     eprintln!("{table}");
-    assert_eq!(rows.iter().map(|(_, r)| r.submissions).sum::<usize>(), 1_000);
+    assert_eq!(
+        rows.iter().map(|(_, r)| r.submissions).sum::<usize>(),
+        1_000
+    );
     for (kind, row) in &rows {
         assert!(row.is_clean(), "{}: {row:?}\n{table}", kind.name());
         assert!(row.faults > 0, "{}: no fault was injected", kind.name());

@@ -113,7 +113,11 @@ async fn a_reused_external_id_with_a_different_order_names_the_differences() {
 #[tokio::test]
 async fn a_409_with_a_foreign_body_is_reconciled_at_once() {
     let emu = emulator().await;
-    let proxy = FaultProxy::start(emu.origin(), FaultPlan::first_post(&[Fault::ForeignConflict], 0)).await;
+    let proxy = FaultProxy::start(
+        emu.origin(),
+        FaultPlan::first_post(&[Fault::ForeignConflict], 0),
+    )
+    .await;
     let submission = through(&proxy, &emu, 10)
         .orders()
         .submit(&tee_order(Some(&new_external_order_id())))
@@ -137,7 +141,10 @@ async fn a_201_with_a_truncated_body_is_resolved_by_a_lookup() {
             .submit(&tee_order(Some(&external_id)))
             .await;
         let submission = result.unwrap_or_else(|e| {
-            panic!("{fault:?}: {e} (may have been processed: {})", e.may_have_been_processed())
+            panic!(
+                "{fault:?}: {e} (may have been processed: {})",
+                e.may_have_been_processed()
+            )
         });
         assert_eq!(
             submission.order().external_order_id.as_deref(),
@@ -174,8 +181,11 @@ async fn a_500_after_commit_with_no_retry_left_is_resolved_by_a_final_lookup() {
 #[tokio::test]
 async fn a_lookup_that_lags_behind_a_409_is_retried() {
     let emu = emulator().await;
-    let proxy =
-        FaultProxy::start(emu.origin(), FaultPlan::first_post(&[Fault::LaggingLookup], 2)).await;
+    let proxy = FaultProxy::start(
+        emu.origin(),
+        FaultPlan::first_post(&[Fault::LaggingLookup], 2),
+    )
+    .await;
     let external_id = new_external_order_id();
     let submission = through(&proxy, &emu, 10)
         .orders()
@@ -191,8 +201,11 @@ async fn a_lookup_that_lags_behind_a_409_is_retried() {
 #[tokio::test]
 async fn an_absurd_retry_after_neither_panics_nor_parks_the_caller() {
     let emu = emulator().await;
-    let proxy =
-        FaultProxy::start(emu.origin(), FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0)).await;
+    let proxy = FaultProxy::start(
+        emu.origin(),
+        FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0),
+    )
+    .await;
     let alpha = through(&proxy, &emu, 10);
     // The first value the proxy sends is u64::MAX seconds.
     let result = tokio::time::timeout(
@@ -220,8 +233,11 @@ async fn an_absurd_retry_after_neither_panics_nor_parks_the_caller() {
 #[tokio::test]
 async fn attempts_list_every_post_that_was_sent() {
     let emu = emulator().await;
-    let proxy =
-        FaultProxy::start(emu.origin(), FaultPlan::first_post(&[Fault::RateLimited], 0)).await;
+    let proxy = FaultProxy::start(
+        emu.origin(),
+        FaultPlan::first_post(&[Fault::RateLimited], 0),
+    )
+    .await;
     let submission = through(&proxy, &emu, 10)
         .orders()
         .submit(&tee_order(Some(&new_external_order_id())))

@@ -169,7 +169,10 @@ async fn run_kind(kind: Kind, per_kind: usize) -> Row {
             let proxy = FaultProxy::start(emu.origin(), FaultPlan::first_post(fault, 2)).await;
             let client = client_at(&proxy.base_url(), &emu);
             let results = submit_all(&client, ids.iter().map(|id| (id.clone(), 1)).collect()).await;
-            let faults = Fault::RARE.iter().map(|f| proxy.injected(*f)).sum::<usize>()
+            let faults = Fault::RARE
+                .iter()
+                .map(|f| proxy.injected(*f))
+                .sum::<usize>()
                 + proxy.injected(Fault::DropAfterCommit);
             (results, faults)
         }
@@ -214,7 +217,11 @@ fn judge(
     let mut held: HashMap<String, Vec<i64>> = HashMap::new();
     for order in emu.orders(ALPHA) {
         if let Some(id) = order.external_order_id {
-            let quantity = order.line_items.first().and_then(|li| li.quantity).unwrap_or(0);
+            let quantity = order
+                .line_items
+                .first()
+                .and_then(|li| li.quantity)
+                .unwrap_or(0);
             held.entry(id).or_default().push(quantity);
         }
     }

@@ -509,7 +509,8 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
                 let response = Response {
                     status: 409,
                     headers: vec![("content-type".to_owned(), "text/html".to_owned())],
-                    body: b"<html><body><h1>409 Conflict</h1><p>edge proxy</p></body></html>".to_vec(),
+                    body: b"<html><body><h1>409 Conflict</h1><p>edge proxy</p></body></html>"
+                        .to_vec(),
                 };
                 if conn.get_mut().write_all(&response.encode()).await.is_err() {
                     return;

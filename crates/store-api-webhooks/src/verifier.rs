@@ -66,11 +66,9 @@ impl Verifier {
             .into_iter()
             .map(Into::into)
             .filter(|key: &String| !key.is_empty())
-            .map(|key| {
-                SigningKey {
-                    mac: keyed_mac(&key),
-                    key: store_api_raw::ApiKey::new(key),
-                }
+            .map(|key| SigningKey {
+                mac: keyed_mac(&key),
+                key: store_api_raw::ApiKey::new(key),
             })
             .collect();
         Self {

@@ -143,7 +143,11 @@ fn a_rotation_keyring_accepts_either_key_and_nothing_else() {
         &sign(KEY, BODY),
         Outcome::Accepted,
     );
-    check(&Verifier::with_keys(["", KEY]), &sign("", BODY), Outcome::Mismatch);
+    check(
+        &Verifier::with_keys(["", KEY]),
+        &sign("", BODY),
+        Outcome::Mismatch,
+    );
 }
 
 #[test]

@@ -206,7 +206,11 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 
 /// The error of an answer with `status` and this body, whatever the body is (the service's envelope,
 /// a proxy's HTML page, nothing): the status decides, the envelope's message is added when there is one.
-pub(crate) fn from_answer(status: u16, body: Option<&[u8]>, retry_after: Option<Duration>) -> Error {
+pub(crate) fn from_answer(
+    status: u16,
+    body: Option<&[u8]>,
+    retry_after: Option<Duration>,
+) -> Error {
     let message = body
         .and_then(|bytes| serde_json::from_slice::<types::Error>(bytes).ok())
         .map(|envelope| envelope.message);
@@ -273,7 +277,10 @@ mod tests {
     fn an_answer_that_cannot_be_read_may_have_been_processed() {
         assert!(Error::Decode("truncated".into()).may_have_been_processed());
         assert!(from_answer(409, Some(b"<html>"), None).may_have_been_processed());
-        assert!(matches!(from_answer(409, Some(b"<html>"), None), Error::Conflict { .. }));
+        assert!(matches!(
+            from_answer(409, Some(b"<html>"), None),
+            Error::Conflict { .. }
+        ));
         assert!(!from_answer(400, None, None).may_have_been_processed());
         assert!(from_answer(302, None, None).may_have_been_processed());
     }

@@ -187,7 +187,11 @@ impl Orders<'_> {
                     });
                 }
                 Answer::CreatedUnreadable(error) => {
-                    attempts.push(attempt(number, AttemptResult::CreatedUnreadable, attempt_started));
+                    attempts.push(attempt(
+                        number,
+                        AttemptResult::CreatedUnreadable,
+                        attempt_started,
+                    ));
                     // This attempt created it; the lookup recovers what the body did not carry.
                     return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await? {
                         Some(existing) => Ok(Submission {
@@ -198,7 +202,11 @@ impl Orders<'_> {
                     };
                 }
                 Answer::Conflict => {
-                    attempts.push(attempt(number, AttemptResult::AlreadyExists, attempt_started));
+                    attempts.push(attempt(
+                        number,
+                        AttemptResult::AlreadyExists,
+                        attempt_started,
+                    ));
                     return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await? {
                         Some(existing) => existing_outcome(order, existing, attempts),
                         None => Err(Error::Conflict {
@@ -210,7 +218,11 @@ impl Orders<'_> {
                 }
                 Answer::Refused(refusal) => {
                     let status = refusal.status().unwrap_or(0);
-                    attempts.push(attempt(number, AttemptResult::Status(status), attempt_started));
+                    attempts.push(attempt(
+                        number,
+                        AttemptResult::Status(status),
+                        attempt_started,
+                    ));
                     return self.refused(order, &external_id, refusal, attempts).await;
                 }
                 Answer::Unauthorized(error) => {
@@ -293,7 +305,9 @@ impl Orders<'_> {
             .header(reqwest::header::ACCEPT, "application/json")
             .json(order)
             .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot build the request: {}", e.without_url())))?;
+            .map_err(|e| {
+                Error::InvalidArgument(format!("cannot build the request: {}", e.without_url()))
+            })?;
         let api_key = progenitor_client::ClientInfo::inner(&inner.raw).api_key();
         store_api_raw::hooks::prepare(&mut request, api_key)
             .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
@@ -408,7 +422,11 @@ enum Answer {
 
 /// The existing order of this external id: the same order ([`Submitted::AlreadyExisted`]), or another
 /// one ([`Error::ExternalIdReused`]).
-fn existing_outcome(order: &NewOrder, existing: Order, attempts: Vec<Attempt>) -> Result<Submission> {
+fn existing_outcome(
+    order: &NewOrder,
+    existing: Order,
+    attempts: Vec<Attempt>,
+) -> Result<Submission> {
     let differences = differences(order, &existing);
     if differences.is_empty() {
         Ok(Submission {
@@ -453,7 +471,11 @@ impl fmt::Display for Difference {
     }
 }
 
-fn difference(field: impl Into<String>, requested: impl Into<String>, existing: impl Into<String>) -> Difference {
+fn difference(
+    field: impl Into<String>,
+    requested: impl Into<String>,
+    existing: impl Into<String>,
+) -> Difference {
     Difference {
         field: field.into(),
         requested: requested.into(),
@@ -470,7 +492,11 @@ pub(crate) fn differences(order: &NewOrder, existing: &Order) -> Vec<Difference>
     for (index, item) in order.line_items.iter().enumerate() {
         let position = unmatched.iter().position(|e| same_item(item, e));
         let Some(position) = position else {
-            found.push(difference(format!("lineItems[{index}]"), describe_input(item), "-"));
+            found.push(difference(
+                format!("lineItems[{index}]"),
+                describe_input(item),
+                "-",
+            ));
             continue;
         };
         let matched = unmatched.remove(position);
@@ -514,7 +540,11 @@ fn same_decorations(requested: &[types::Decoration], existing: &[types::Decorati
 }
 
 fn describe_input(item: &types::LineItemInput) -> String {
-    match (&item.catalog_product_variant_id, &item.sku, &item.product_variant_id) {
+    match (
+        &item.catalog_product_variant_id,
+        &item.sku,
+        &item.product_variant_id,
+    ) {
         (Some(blank), _, _) => format!(
             "custom item on {blank} with {} decoration(s) × {}",
             item.decorations.len(),
@@ -528,7 +558,11 @@ fn describe_input(item: &types::LineItemInput) -> String {
 
 fn describe_existing(item: &crate::model::OrderLineItem) -> String {
     let quantity = item.quantity.map_or("-".to_owned(), |q| q.to_string());
-    match (&item.catalog_product_variant_id, &item.sku, &item.product_variant_id) {
+    match (
+        &item.catalog_product_variant_id,
+        &item.sku,
+        &item.product_variant_id,
+    ) {
         (Some(blank), _, _) if item.is_custom => format!(
             "custom item on {blank} with {} decoration(s) × {quantity}",
             item.decorations.len()

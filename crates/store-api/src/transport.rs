@@ -31,7 +31,11 @@ impl Transport for ClientTransport {
 }
 
 impl ClientTransport {
-    pub fn new(limiter: RateLimiter, policy: RetryPolicy, max_pause: Duration) -> Arc<ClientTransport> {
+    pub fn new(
+        limiter: RateLimiter,
+        policy: RetryPolicy,
+        max_pause: Duration,
+    ) -> Arc<ClientTransport> {
         Arc::new(ClientTransport {
             limiter,
             policy,

@@ -237,38 +237,134 @@ pub const MATRIX_SUBMISSIONS: f64 = 1_000.0;
 /// is `&'static str`.
 fn matrix_figures() -> Vec<Figure> {
     let cells: [(&'static str, &'static str); 32] = [
-        ("exactly_once_matrix_500_after_commit_duplicates", "fault matrix: 500 after commit: duplicates"),
-        ("exactly_once_matrix_500_after_commit_lost", "fault matrix: 500 after commit: lost"),
-        ("exactly_once_matrix_500_after_commit_wrong", "fault matrix: 500 after commit: wrong outcome"),
-        ("exactly_once_matrix_500_after_commit_undecided", "fault matrix: 500 after commit: undecided"),
-        ("exactly_once_matrix_409_foreign_body_duplicates", "fault matrix: 409 with a foreign body: duplicates"),
-        ("exactly_once_matrix_409_foreign_body_lost", "fault matrix: 409 with a foreign body: lost"),
-        ("exactly_once_matrix_409_foreign_body_wrong", "fault matrix: 409 with a foreign body: wrong outcome"),
-        ("exactly_once_matrix_409_foreign_body_undecided", "fault matrix: 409 with a foreign body: undecided"),
-        ("exactly_once_matrix_201_truncated_duplicates", "fault matrix: 201 with a truncated body: duplicates"),
-        ("exactly_once_matrix_201_truncated_lost", "fault matrix: 201 with a truncated body: lost"),
-        ("exactly_once_matrix_201_truncated_wrong", "fault matrix: 201 with a truncated body: wrong outcome"),
-        ("exactly_once_matrix_201_truncated_undecided", "fault matrix: 201 with a truncated body: undecided"),
-        ("exactly_once_matrix_lagging_lookup_duplicates", "fault matrix: lookup that lags: duplicates"),
-        ("exactly_once_matrix_lagging_lookup_lost", "fault matrix: lookup that lags: lost"),
-        ("exactly_once_matrix_lagging_lookup_wrong", "fault matrix: lookup that lags: wrong outcome"),
-        ("exactly_once_matrix_lagging_lookup_undecided", "fault matrix: lookup that lags: undecided"),
-        ("exactly_once_matrix_absurd_retry_after_duplicates", "fault matrix: absurd Retry-After: duplicates"),
-        ("exactly_once_matrix_absurd_retry_after_lost", "fault matrix: absurd Retry-After: lost"),
-        ("exactly_once_matrix_absurd_retry_after_wrong", "fault matrix: absurd Retry-After: wrong outcome"),
-        ("exactly_once_matrix_absurd_retry_after_undecided", "fault matrix: absurd Retry-After: undecided"),
-        ("exactly_once_matrix_reset_mid_body_duplicates", "fault matrix: reset mid-body: duplicates"),
-        ("exactly_once_matrix_reset_mid_body_lost", "fault matrix: reset mid-body: lost"),
-        ("exactly_once_matrix_reset_mid_body_wrong", "fault matrix: reset mid-body: wrong outcome"),
-        ("exactly_once_matrix_reset_mid_body_undecided", "fault matrix: reset mid-body: undecided"),
-        ("exactly_once_matrix_archived_between_runs_duplicates", "fault matrix: product archived between runs: duplicates"),
-        ("exactly_once_matrix_archived_between_runs_lost", "fault matrix: product archived between runs: lost"),
-        ("exactly_once_matrix_archived_between_runs_wrong", "fault matrix: product archived between runs: wrong outcome"),
-        ("exactly_once_matrix_archived_between_runs_undecided", "fault matrix: product archived between runs: undecided"),
-        ("exactly_once_matrix_reused_id_duplicates", "fault matrix: reused external id: duplicates"),
-        ("exactly_once_matrix_reused_id_lost", "fault matrix: reused external id: lost"),
-        ("exactly_once_matrix_reused_id_wrong", "fault matrix: reused external id: wrong outcome"),
-        ("exactly_once_matrix_reused_id_undecided", "fault matrix: reused external id: undecided"),
+        (
+            "exactly_once_matrix_500_after_commit_duplicates",
+            "fault matrix: 500 after commit: duplicates",
+        ),
+        (
+            "exactly_once_matrix_500_after_commit_lost",
+            "fault matrix: 500 after commit: lost",
+        ),
+        (
+            "exactly_once_matrix_500_after_commit_wrong",
+            "fault matrix: 500 after commit: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_500_after_commit_undecided",
+            "fault matrix: 500 after commit: undecided",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_duplicates",
+            "fault matrix: 409 with a foreign body: duplicates",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_lost",
+            "fault matrix: 409 with a foreign body: lost",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_wrong",
+            "fault matrix: 409 with a foreign body: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_undecided",
+            "fault matrix: 409 with a foreign body: undecided",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_duplicates",
+            "fault matrix: 201 with a truncated body: duplicates",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_lost",
+            "fault matrix: 201 with a truncated body: lost",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_wrong",
+            "fault matrix: 201 with a truncated body: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_undecided",
+            "fault matrix: 201 with a truncated body: undecided",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_duplicates",
+            "fault matrix: lookup that lags: duplicates",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_lost",
+            "fault matrix: lookup that lags: lost",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_wrong",
+            "fault matrix: lookup that lags: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_undecided",
+            "fault matrix: lookup that lags: undecided",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_duplicates",
+            "fault matrix: absurd Retry-After: duplicates",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_lost",
+            "fault matrix: absurd Retry-After: lost",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_wrong",
+            "fault matrix: absurd Retry-After: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_undecided",
+            "fault matrix: absurd Retry-After: undecided",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_duplicates",
+            "fault matrix: reset mid-body: duplicates",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_lost",
+            "fault matrix: reset mid-body: lost",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_wrong",
+            "fault matrix: reset mid-body: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_undecided",
+            "fault matrix: reset mid-body: undecided",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_duplicates",
+            "fault matrix: product archived between runs: duplicates",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_lost",
+            "fault matrix: product archived between runs: lost",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_wrong",
+            "fault matrix: product archived between runs: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_undecided",
+            "fault matrix: product archived between runs: undecided",
+        ),
+        (
+            "exactly_once_matrix_reused_id_duplicates",
+            "fault matrix: reused external id: duplicates",
+        ),
+        (
+            "exactly_once_matrix_reused_id_lost",
+            "fault matrix: reused external id: lost",
+        ),
+        (
+            "exactly_once_matrix_reused_id_wrong",
+            "fault matrix: reused external id: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_reused_id_undecided",
+            "fault matrix: reused external id: undecided",
+        ),
     ];
     let mut figures = vec![
         Figure::new(

@@ -162,7 +162,11 @@ fn record_external_id(file: &Path, id: &str) -> Result<(), CliError> {
     };
     let value = serde_json::to_string(id).map_err(|e| failed(&e))?;
     let rest = &text[open + 1..];
-    let separator = if rest.trim_start().starts_with('}') { "" } else { "," };
+    let separator = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
     let updated = format!(
         "{}{{\n  \"externalOrderId\": {value}{separator}{rest}",
         &text[..open]

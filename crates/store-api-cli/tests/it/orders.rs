@@ -96,7 +96,13 @@ fn submit_is_exactly_once() {
     let copy = dir.path().join("order.json");
     std::fs::copy(data("order.json"), &copy).unwrap();
     let first = env
-        .run(&["orders", "submit", "--file", copy.to_str().unwrap(), "--json"])
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            copy.to_str().unwrap(),
+            "--json",
+        ])
         .code(0);
     let generated = first.json()["externalOrderId"].as_str().unwrap().to_owned();
     assert!(

@@ -89,7 +89,11 @@ impl MemoryDedupe {
                 }
             }
         }
-        state.insert(event_id, Stage::InProgress { since: now, token }, self.capacity);
+        state.insert(
+            event_id,
+            Stage::InProgress { since: now, token },
+            self.capacity,
+        );
         Claim::Fresh(token)
     }
 
