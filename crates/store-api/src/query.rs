@@ -331,6 +331,18 @@ impl OrderQuery {
     }
 }
 
+/// An external order id can be looked up only without a comma: `filter[externalOrderId]=a,b` means "a or
+/// b". The one rule for lookups and for [`Orders::submit`](crate::Orders::submit), which must be able to
+/// look its order up.
+pub(crate) fn check_filterable_external_id(id: &str) -> Result<()> {
+    if id.contains(',') {
+        return Err(Error::InvalidArgument(format!(
+            "external order id {id:?} contains a comma, which the service's filter[externalOrderId] reads as a separator of values: the order could never be looked up by it (nothing was sent)"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,16 +395,4 @@ mod tests {
                 .is_err()
         );
     }
-}
-
-/// An external order id can be looked up only without a comma: `filter[externalOrderId]=a,b` means "a or
-/// b". The one rule for lookups and for [`Orders::submit`](crate::Orders::submit), which must be able to
-/// look its order up.
-pub(crate) fn check_filterable_external_id(id: &str) -> Result<()> {
-    if id.contains(',') {
-        return Err(Error::InvalidArgument(format!(
-            "external order id {id:?} contains a comma, which the service's filter[externalOrderId] reads as a separator of values: the order could never be looked up by it (nothing was sent)"
-        )));
-    }
-    Ok(())
 }
