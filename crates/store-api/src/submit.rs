@@ -193,12 +193,13 @@ impl Orders<'_> {
                         attempt_started,
                     ));
                     // This attempt created it; the lookup recovers what the body did not carry.
-                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await? {
-                        Some(existing) => Ok(Submission {
+                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await {
+                        Ok(Some(existing)) => Ok(Submission {
                             submitted: Submitted::Created(existing),
                             attempts,
                         }),
-                        None => Err(error),
+                        Ok(None) => Err(error),
+                        Err(lookup) => Err(undecided(error, &lookup)),
                     };
                 }
                 Answer::Conflict => {
@@ -207,13 +208,15 @@ impl Orders<'_> {
                         AttemptResult::AlreadyExists,
                         attempt_started,
                     ));
-                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await? {
-                        Some(existing) => existing_outcome(order, existing, attempts),
-                        None => Err(Error::Conflict {
-                            message: format!(
-                                "an order with this external id exists (409) but {LAGGING_LOOKUPS} lookups did not show it yet; submit again later with the same id"
-                            ),
-                        }),
+                    let conflict = Error::Conflict {
+                        message: format!(
+                            "an order with this external id exists (409) but {LAGGING_LOOKUPS} lookups did not show it yet; submit again later with the same id"
+                        ),
+                    };
+                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await {
+                        Ok(Some(existing)) => existing_outcome(order, existing, attempts),
+                        Ok(None) => Err(conflict),
+                        Err(lookup) => Err(undecided(conflict, &lookup)),
                     };
                 }
                 Answer::Refused(refusal) => {
@@ -227,7 +230,9 @@ impl Orders<'_> {
                 }
                 Answer::Unauthorized(error) => {
                     attempts.push(attempt(number, AttemptResult::Status(401), attempt_started));
-                    return Err(error);
+                    // After an answer that may have created the order, a 401 must not read as
+                    // "not processed".
+                    return Err(ambiguous.unwrap_or(error));
                 }
                 Answer::Retry {
                     result,
@@ -252,9 +257,10 @@ impl Orders<'_> {
         }
         // Out of attempts. If one of them may have created the order, one more lookup decides.
         if let Some(error) = ambiguous {
-            return match self.lookup(&external_id, &policy, 1).await? {
-                Some(existing) => existing_outcome(order, existing, attempts),
-                None => Err(error),
+            return match self.lookup(&external_id, &policy, 1).await {
+                Ok(Some(existing)) => existing_outcome(order, existing, attempts),
+                Ok(None) => Err(error),
+                Err(lookup) => Err(undecided(error, &lookup)),
             };
         }
         Err(last.unwrap_or_else(|| Error::InvalidArgument("no attempt was made".into())))
@@ -395,6 +401,14 @@ impl Orders<'_> {
         }
         Ok(None)
     }
+}
+
+/// When the lookup that should decide fails, the order stays undecided: report the answer that made it
+/// so (its `may_have_been_processed()` is true), not the lookup's own error (a 429 on the lookup would
+/// read as "not processed").
+fn undecided(ambiguous: Error, lookup: &Error) -> Error {
+    tracing::warn!(error = %lookup, "the lookup by external id failed; the order is undecided");
+    ambiguous
 }
 
 /// How many times a lookup that should find the order (after a 409 or an unreadable 201) is tried.
