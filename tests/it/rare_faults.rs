@@ -261,3 +261,34 @@ async fn an_external_id_with_a_comma_is_refused_before_sending() {
     assert_eq!(order_posts(&proxy), 0);
     assert_eq!(emu.order_count(ALPHA), 0);
 }
+
+// Defect 4: the store-wide pause after a 429 is capped, so `Retry-After: 86400` does not park every
+// client of the store for a day.
+#[tokio::test]
+async fn the_store_wide_pause_is_capped() {
+    let emu = emulator().await;
+    let proxy = FaultProxy::start(
+        emu.origin(),
+        FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0),
+    )
+    .await;
+    let alpha = builder_at(&proxy.base_url(), ALPHA, &key_of(&emu, ALPHA))
+        .max_rate_limit_pause(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let result = alpha
+        .orders()
+        .submit(&tee_order(Some(&new_external_order_id())))
+        .await;
+    assert!(
+        matches!(result, Err(Error::RateLimited { .. })),
+        "{result:?}"
+    );
+    let started = std::time::Instant::now();
+    alpha.status().await.unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(100) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+}
