@@ -130,3 +130,31 @@ async fn a_thousand_submissions_through_faults_create_each_order_exactly_once() 
     assert_eq!(created + already_existed, SUBMISSIONS);
     assert!(attempts > SUBMISSIONS, "faults caused retries");
 }
+
+// Issue 10: the rare-fault matrix, 125 submissions per kind (1,000 in all): every column 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rare_fault_matrix_is_zero_in_every_column() {
+    let rows = store_api_tests::matrix::run(125).await;
+    let mut table = String::from("kind: duplicates lost wrong undecided (refused, faults)\n");
+    for (kind, row) in &rows {
+        table.push_str(&format!(
+            "{}: {} {} {} {} ({}, {})\n",
+            kind.name(),
+            row.duplicates,
+            row.lost,
+            row.wrong,
+            row.undecided,
+            row.refused,
+            row.faults
+        ));
+    }
+    eprintln!("{table}");
+    assert_eq!(
+        rows.iter().map(|(_, r)| r.submissions).sum::<usize>(),
+        1_000
+    );
+    for (kind, row) in &rows {
+        assert!(row.is_clean(), "{}: {row:?}\n{table}", kind.name());
+        assert!(row.faults > 0, "{}: no fault was injected", kind.name());
+    }
+}

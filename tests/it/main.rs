@@ -13,6 +13,8 @@ mod exactly_once;
 mod pagination;
 // The client's limiter against the emulator's real limit.
 mod rate_limit;
+// The rare faults of issue 10: each one billed an order while the caller was told otherwise.
+mod rare_faults;
 // The key never shows in Debug, errors or traces.
 mod secrets;
 // Client, Error and Page cross threads (compile-time).

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod capture;
+pub mod matrix;
 pub mod proxy;
 
 use std::time::Duration;

@@ -6,6 +6,7 @@
 //! [`Fault`]). Every exchange is logged, so tests can count what reached the emulator and how it ended.
 //! With [`FaultPlan::none`] it is a counting pass-through.
 
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -29,10 +30,23 @@ pub enum Fault {
     Reset,
     /// Forwards the request, then holds the answer past the client's timeout.
     DelayPastTimeout,
+    /// Forwards the request (the emulator commits it), then answers 500 instead of its answer.
+    ServerErrorAfterCommit,
+    /// Forwards the request, then answers 409 with an HTML page (a proxy's, not the service's envelope).
+    ForeignConflict,
+    /// Forwards the request, then relays the status and headers but only half the body, and closes.
+    TruncatedBody,
+    /// Forwards the request, then relays the status and half the body, and resets the connection.
+    ResetMidBody,
+    /// Answers 429 with an absurd `Retry-After` (huge, negative, not a number) without forwarding.
+    AbsurdRetryAfter,
+    /// Targeted plans only: the order's first `POST` loses its answer after commit, and the first
+    /// [`FaultPlan::lookup_lag`] lookups of its external id answer an empty list (an index that lags).
+    LaggingLookup,
 }
 
 impl Fault {
-    /// Every fault, in the order the RNG picks from.
+    /// Every fault the random plans pick from, in the order the RNG picks from.
     pub const ALL: [Fault; 5] = [
         Fault::DropAfterCommit,
         Fault::ServerError,
@@ -40,6 +54,43 @@ impl Fault {
         Fault::Reset,
         Fault::DelayPastTimeout,
     ];
+
+    /// The faults of the rare-fault matrix, each aimed at an order's first `POST` by a targeted plan.
+    pub const RARE: [Fault; 6] = [
+        Fault::ServerErrorAfterCommit,
+        Fault::ForeignConflict,
+        Fault::TruncatedBody,
+        Fault::LaggingLookup,
+        Fault::AbsurdRetryAfter,
+        Fault::ResetMidBody,
+    ];
+
+    /// The `Retry-After` values [`Fault::AbsurdRetryAfter`] cycles through.
+    pub const ABSURD_RETRY_AFTER: [&'static str; 6] = [
+        "18446744073709551615",
+        "86400",
+        "-1",
+        "soon",
+        "1e9",
+        "99999999999999999999999",
+    ];
+
+    /// A short name, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::DropAfterCommit => "drop_after_commit",
+            Fault::ServerError => "server_error",
+            Fault::RateLimited => "rate_limited",
+            Fault::Reset => "reset",
+            Fault::DelayPastTimeout => "delay_past_timeout",
+            Fault::ServerErrorAfterCommit => "500_after_commit",
+            Fault::ForeignConflict => "409_foreign_body",
+            Fault::TruncatedBody => "201_truncated",
+            Fault::ResetMidBody => "reset_mid_body",
+            Fault::AbsurdRetryAfter => "absurd_retry_after",
+            Fault::LaggingLookup => "lagging_lookup",
+        }
+    }
 }
 
 /// How often and how the proxy misbehaves.
@@ -56,6 +107,11 @@ pub struct FaultPlan {
     /// At most this many [`Fault::RateLimited`]; after that the other kinds are picked from. A 429 pauses
     /// the client's whole store for `Retry-After` (one second), as it should, so they are kept few.
     pub max_rate_limited: usize,
+    /// Targeted: instead of drawing faults at random, `kinds[0]` hits the first `POST /orders` of each
+    /// external id (and, for [`Fault::LaggingLookup`], its first lookups); everything else is forwarded.
+    pub targeted: bool,
+    /// How many lookups of one external id a [`Fault::LaggingLookup`] answers with an empty list.
+    pub lookup_lag: usize,
 }
 
 impl FaultPlan {
@@ -67,6 +123,21 @@ impl FaultPlan {
             kinds: &Fault::ALL,
             delay: Duration::ZERO,
             max_rate_limited: 0,
+            targeted: false,
+            lookup_lag: 0,
+        }
+    }
+
+    /// `fault` on the first `POST /orders` of every external id (see [`FaultPlan::targeted`]).
+    pub fn first_post(fault: &'static [Fault], lookup_lag: usize) -> FaultPlan {
+        FaultPlan {
+            seed: 0,
+            fault_rate: 1.0,
+            kinds: fault,
+            delay: Duration::ZERO,
+            max_rate_limited: usize::MAX,
+            targeted: true,
+            lookup_lag,
         }
     }
 
@@ -83,6 +154,8 @@ impl FaultPlan {
             kinds: &Fault::ALL,
             delay,
             max_rate_limited,
+            targeted: false,
+            lookup_lag: 0,
         }
     }
 
@@ -94,6 +167,8 @@ impl FaultPlan {
             kinds,
             delay,
             max_rate_limited: usize::MAX,
+            targeted: false,
+            lookup_lag: 0,
         }
     }
 }
@@ -154,14 +229,42 @@ struct Shared {
 struct Decisions {
     rng: StdRng,
     rate_limited: usize,
+    /// Targeted plans: external ids whose first `POST` was seen, and lookups answered per id.
+    posted: HashSet<String>,
+    lookups: HashMap<String, usize>,
+    absurd: usize,
 }
 
 impl Shared {
-    fn decide(&self) -> Option<Fault> {
+    fn decide(&self, request: &Request) -> Option<Fault> {
         let mut decisions = self
             .decisions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        if self.plan.targeted {
+            let fault = *self.plan.kinds.first()?;
+            if request.method == "POST" && request.target.ends_with("/orders") {
+                let id = serde_json::from_slice::<serde_json::Value>(&request.body)
+                    .ok()?
+                    .get("externalOrderId")?
+                    .as_str()?
+                    .to_owned();
+                if !decisions.posted.insert(id) {
+                    return None;
+                }
+                return Some(match fault {
+                    Fault::LaggingLookup => Fault::DropAfterCommit,
+                    other => other,
+                });
+            }
+            if fault == Fault::LaggingLookup && request.method == "GET" {
+                let id = lookup_id(&request.target)?;
+                let seen = decisions.lookups.entry(id).or_default();
+                *seen += 1;
+                return (*seen <= self.plan.lookup_lag).then_some(Fault::LaggingLookup);
+            }
+            return None;
+        }
         if self.plan.fault_rate <= 0.0 || decisions.rng.random::<f64>() >= self.plan.fault_rate {
             return None;
         }
@@ -217,6 +320,9 @@ impl FaultProxy {
             decisions: Mutex::new(Decisions {
                 rng: StdRng::seed_from_u64(plan.seed),
                 rate_limited: 0,
+                posted: HashSet::new(),
+                lookups: HashMap::new(),
+                absurd: 0,
             }),
             log: Mutex::new(Vec::new()),
         });
@@ -333,7 +439,7 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let mut conn = BufReader::new(stream);
     // Keep-alive: one request after another until the client closes or a fault ends the connection.
     while let Ok(Some(request)) = read_request(&mut conn).await {
-        match shared.decide() {
+        match shared.decide(&request) {
             None => {
                 let (response, outcome) = forward(&shared, &request).await;
                 shared.record(&request, outcome);
@@ -382,8 +488,98 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
                 let _ = conn.get_mut().write_all(&response.encode()).await;
                 return;
             }
+            Some(fault @ Fault::ServerErrorAfterCommit) => {
+                let (_, outcome) = forward(&shared, &request).await;
+                shared.record(&request, injected(fault, outcome));
+                let body = serde_json::json!({
+                    "message": "Injected failure after commit", "error": "Internal Server Error", "statusCode": 500
+                });
+                if conn
+                    .get_mut()
+                    .write_all(&Response::error(500, body, &[]).encode())
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Some(fault @ Fault::ForeignConflict) => {
+                let (_, outcome) = forward(&shared, &request).await;
+                shared.record(&request, injected(fault, outcome));
+                let response = Response {
+                    status: 409,
+                    headers: vec![("content-type".to_owned(), "text/html".to_owned())],
+                    body: b"<html><body><h1>409 Conflict</h1><p>edge proxy</p></body></html>"
+                        .to_vec(),
+                };
+                if conn.get_mut().write_all(&response.encode()).await.is_err() {
+                    return;
+                }
+            }
+            Some(fault @ (Fault::TruncatedBody | Fault::ResetMidBody)) => {
+                let (response, outcome) = forward(&shared, &request).await;
+                shared.record(&request, injected(fault, outcome));
+                let bytes = response.encode();
+                let cut = bytes.len() - response.body.len() / 2;
+                let _ = conn.get_mut().write_all(&bytes[..cut]).await;
+                let _ = conn.get_mut().flush().await;
+                if fault == Fault::ResetMidBody {
+                    // Let the headers arrive first, so the reset lands inside the body.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    let _ = conn.get_ref().set_zero_linger();
+                }
+                return;
+            }
+            Some(fault @ Fault::AbsurdRetryAfter) => {
+                shared.record(&request, injected(fault, Outcome::UpstreamFailed));
+                let value = {
+                    let mut decisions = shared
+                        .decisions
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    let value = Fault::ABSURD_RETRY_AFTER
+                        [decisions.absurd % Fault::ABSURD_RETRY_AFTER.len()];
+                    decisions.absurd += 1;
+                    value
+                };
+                let body = serde_json::json!({ "statusCode": 429, "message": "Too many requests (injected)" });
+                let response = Response::error(429, body, &[("retry-after", value)]);
+                if conn.get_mut().write_all(&response.encode()).await.is_err() {
+                    return;
+                }
+            }
+            Some(fault @ Fault::LaggingLookup) => {
+                let (mut response, outcome) = forward(&shared, &request).await;
+                shared.record(&request, injected(fault, outcome));
+                // The order is committed, but this read does not show it yet.
+                if let Ok(mut page) = serde_json::from_slice::<serde_json::Value>(&response.body) {
+                    page["items"] = serde_json::json!([]);
+                    for field in ["totalItems", "startItem", "endItem"] {
+                        if page.get(field).is_some() {
+                            page[field] = serde_json::json!(0);
+                        }
+                    }
+                    response.body = page.to_string().into_bytes();
+                }
+                if conn.get_mut().write_all(&response.encode()).await.is_err() {
+                    return;
+                }
+            }
         }
     }
+}
+
+/// The external id a `GET /orders?filter[externalOrderId]=...` looks up.
+fn lookup_id(target: &str) -> Option<String> {
+    let (path, query) = target.split_once('?')?;
+    if !path.ends_with("/orders") {
+        return None;
+    }
+    query.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=')?;
+        let name = name.replace("%5B", "[").replace("%5D", "]");
+        (name == "filter[externalOrderId]").then(|| value.to_owned())
+    })
 }
 
 fn injected(fault: Fault, forwarded: Outcome) -> Outcome {

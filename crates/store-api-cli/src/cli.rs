@@ -1,5 +1,6 @@
 //! The command line: every command, flag and its `--help` text (clap derive).
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -36,7 +37,7 @@ pub struct Cli {
 pub struct GlobalArgs {
     /// The store's API key (sent as X-API-Key, never printed).
     #[arg(long, env = "STORE_API_KEY", hide_env_values = true, global = true)]
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// The store id that matches the key.
     #[arg(
         long,
@@ -191,8 +192,11 @@ pub enum OrdersCommand {
     },
     /// Place an order exactly once: validate, then send and retry with the same externalOrderId.
     ///
-    /// A file without externalOrderId gets a new one, printed so that you can store it: running the
-    /// command again with that id answers with the existing order instead of billing a second one.
+    /// A file without externalOrderId (and no --external-id) gets a new one, written into the file
+    /// before anything is sent: running the same command again (a script retrying after a timeout)
+    /// sends the same id and answers with the existing order instead of billing a second one. If the
+    /// file cannot be written, nothing is sent. An externalOrderId already used by a different order is
+    /// an error that names the differences; nothing new is billed.
     Submit {
         /// The create-order request as JSON.
         #[arg(long, value_name = "FILE")]
@@ -280,9 +284,10 @@ pub enum WebhooksCommand {
         /// The raw request body, byte for byte as received.
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
-        /// The store's API key the delivery was signed with (default: --api-key / STORE_API_KEY).
+        /// The store's API key the delivery was signed with (default: --api-key / STORE_API_KEY). An
+        /// empty key is refused: anyone can sign with it.
         #[arg(long)]
-        key: Option<String>,
+        key: Option<Secret>,
     },
 }
 
@@ -389,5 +394,58 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(parse_pixels(text).ok(), *expected, "{text}");
         }
+    }
+}
+
+/// A secret given on the command line or in the environment (an API key): its `Debug` never shows it,
+/// so printing the parsed arguments (`{:?}`, a panic message, a trace) cannot leak it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The secret itself, for the one place that sends or signs with it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Secret(value)
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+#[cfg(test)]
+mod secret_tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    // Issue 10: the parsed arguments never print the key in Debug.
+    #[test]
+    fn the_parsed_arguments_never_print_a_key() {
+        let key = "csk_0123456789abcdef0123456789abcdef";
+        let cli = Cli::try_parse_from([
+            "store-api",
+            "--api-key",
+            key,
+            "webhooks",
+            "verify",
+            "--signature",
+            "00",
+            "--file",
+            "body.json",
+            "--key",
+            key,
+        ])
+        .unwrap();
+        let printed = format!("{cli:?}");
+        assert!(!printed.contains("0123456789abcdef"), "{printed}");
     }
 }

@@ -95,6 +95,17 @@ fn describe(error: &CliError) -> (String, Vec<String>) {
         ),
         ApiError::NotFound { message } => (format!("404 Not Found: {message}"), Vec::new()),
         ApiError::Conflict { message } => (format!("409 Conflict: {message}"), Vec::new()),
+        ApiError::ExternalIdReused {
+            existing,
+            differences,
+        } => (
+            format!(
+                "this externalOrderId is already used by order {} ({}), which differs from this request; nothing new was created. Use a new externalOrderId for a new order",
+                existing.id,
+                existing.name.as_deref().unwrap_or("-")
+            ),
+            differences.iter().map(ToString::to_string).collect(),
+        ),
         other => (other.to_string(), Vec::new()),
     }
 }

@@ -65,7 +65,13 @@ impl Session {
         let client = Client::builder()
             .base_url(global.base_url.clone().unwrap_or_default())
             .store_id(global.store_id.clone().unwrap_or_default())
-            .api_key(global.api_key.clone().unwrap_or_default())
+            .api_key(
+                global
+                    .api_key
+                    .as_ref()
+                    .map(|key| key.expose().to_owned())
+                    .unwrap_or_default(),
+            )
             .build()
             .map_err(|e| CliError::Usage(e.to_string()))?;
         Ok(Session {

@@ -4,11 +4,14 @@
 //! (same event id). A [`Dedupe`] store remembers which events were processed. Its protocol keeps a failed
 //! attempt retryable:
 //!
-//! 1. [`Dedupe::begin`] claims the id: [`Claim::Fresh`] means process it now; [`Claim::Duplicate`] means
+//! 1. [`Dedupe::begin`] claims the id: [`Claim::Fresh`] means process it now (it carries the claim's
+//!    [`ClaimToken`]); [`Claim::Duplicate`] means
 //!    it was processed already (answer 2xx); [`Claim::InProgress`] means another delivery is processing
 //!    it right now (answer 503 so the service tries again later).
 //! 2. After processing, [`Dedupe::complete`] marks it done, or, when processing failed (you answer 5xx),
-//!    [`Dedupe::abandon`] releases the claim so the next delivery processes it again.
+//!    [`Dedupe::abandon`] releases the claim so the next delivery processes it again. Abandoning takes
+//!    the claim's token: a slow handler whose lease expired (and whose event another delivery claimed
+//!    since) cannot remove that newer claim.
 //!
 //! [`process_once`] runs those steps around your handler. [`MemoryDedupe`] is a bounded in-memory store;
 //! implement [`Dedupe`] on your database to survive restarts and to share among instances.
@@ -25,12 +28,30 @@ pub use memory::{DEFAULT_LEASE, MemoryDedupe};
 /// The future returned by [`Dedupe`] methods.
 pub type DedupeFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, DedupeError>> + Send + 'a>>;
 
+/// Who holds a claim: returned by [`Dedupe::begin`] with [`Claim::Fresh`], passed back to
+/// [`Dedupe::abandon`], which releases the claim only if it is still this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClaimToken(u64);
+
+impl ClaimToken {
+    /// A token with this value (a store picks values that differ between claims of one event id).
+    pub fn new(value: u64) -> Self {
+        Self(value)
+    }
+
+    /// The token's value, for a store to keep with the claim.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
 /// The answer of [`Dedupe::begin`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Claim {
-    /// Not processed yet and now claimed by the caller: process it, then `complete` or `abandon`.
-    Fresh,
+    /// Not processed yet and now claimed by the caller with this token: process it, then `complete`,
+    /// or `abandon` with the token.
+    Fresh(ClaimToken),
     /// Already processed: answer 2xx without processing again.
     Duplicate,
     /// Claimed by a delivery still being processed: answer a 5xx (503) so the service retries later.
@@ -46,8 +67,10 @@ pub trait Dedupe: Send + Sync {
     fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim>;
     /// Marks `event_id` processed: later deliveries are [`Claim::Duplicate`].
     fn complete<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()>;
-    /// Releases the claim on `event_id` after a failed attempt: the next delivery is [`Claim::Fresh`].
-    fn abandon<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()>;
+    /// Releases the claim `token` on `event_id` after a failed attempt: the next delivery is
+    /// [`Claim::Fresh`]. Does nothing if the claim is no longer `token`'s (its lease expired and another
+    /// delivery claimed the event) or the event was completed.
+    fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()>;
 }
 
 impl<T: Dedupe + ?Sized> Dedupe for Arc<T> {
@@ -59,8 +82,8 @@ impl<T: Dedupe + ?Sized> Dedupe for Arc<T> {
         (**self).complete(event_id)
     }
 
-    fn abandon<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()> {
-        (**self).abandon(event_id)
+    fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
+        (**self).abandon(event_id, token)
     }
 }
 
@@ -132,18 +155,18 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    match dedupe.begin(event_id).await? {
-        Claim::Fresh => {}
+    let token = match dedupe.begin(event_id).await? {
+        Claim::Fresh(token) => token,
         Claim::Duplicate => return Ok(Processed::Duplicate),
         Claim::InProgress => return Ok(Processed::InProgress),
-    }
+    };
     match handler().await {
         Ok(value) => {
             dedupe.complete(event_id).await?;
             Ok(Processed::Done(value))
         }
         Err(error) => {
-            dedupe.abandon(event_id).await?;
+            dedupe.abandon(event_id, token).await?;
             Err(ProcessError::Handler(error))
         }
     }

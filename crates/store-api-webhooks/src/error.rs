@@ -29,16 +29,24 @@ pub enum WebhookError {
     /// The body could not be read from the connection (the sender went away).
     #[error("could not read the request body")]
     BodyUnreadable,
+    /// The verifier has no usable key: the key given was empty (an unset environment variable?). An empty
+    /// key would accept `HMAC("", body)`, which anyone can compute, so nothing is verified with it.
+    #[error(
+        "the webhook signing key is empty (an unset environment variable?): refusing to verify, since anyone can sign with an empty key"
+    )]
+    EmptyKey,
 }
 
 impl WebhookError {
     /// The HTTP status a receiver should answer with: 401 for a signature problem, 413 for a body too
-    /// large, 400 otherwise. Any non-2xx answer makes the service retry the delivery.
+    /// large, 500 for a verifier without a key (a configuration error), 400 otherwise. Any non-2xx answer makes the service retry the delivery.
     pub fn status_code(&self) -> u16 {
         match self {
             Self::MissingSignature | Self::MalformedSignature | Self::SignatureMismatch => 401,
             Self::BodyTooLarge { .. } => 413,
             Self::MalformedPayload(_) | Self::BodyUnreadable => 400,
+            // The receiver is misconfigured: a 5xx makes the service retry once it is fixed.
+            Self::EmptyKey => 500,
         }
     }
 }

@@ -22,6 +22,10 @@ pub enum FollowUp {
 
 /// Fetches the resource `event` is about through `client` (one request, under the client's rate limit).
 ///
+/// An event of another store than the client's is refused ([`store_api::Error::InvalidArgument`]) without
+/// a request: its ids mean nothing in this store, and a verified event of store A must not make a
+/// receiver act on store B's data.
+///
 /// ```no_run
 /// # async fn run(client: store_api::Client, event: store_api_webhooks::Event) -> Result<(), store_api::Error> {
 /// use store_api_webhooks::{FollowUp, follow_up};
@@ -35,6 +39,13 @@ pub enum FollowUp {
 /// # }
 /// ```
 pub async fn follow_up(client: &Client, event: &Event) -> Result<FollowUp, store_api::Error> {
+    if event.store_id != client.store_id() {
+        return Err(store_api::Error::InvalidArgument(format!(
+            "the event belongs to store {} but the client works for store {}; nothing was fetched",
+            event.store_id,
+            client.store_id()
+        )));
+    }
     match event.resource() {
         Resource::Order(id) => client
             .orders()

@@ -35,21 +35,40 @@ struct SigningKey {
 
 impl Verifier {
     /// A verifier for the store API key `key`.
+    ///
+    /// An empty key (an unset environment variable) is refused: such a verifier answers every delivery
+    /// with [`WebhookError::EmptyKey`], never with an event. Use [`Verifier::try_new`] to learn it at
+    /// start-up.
     pub fn new(key: impl Into<String>) -> Self {
         Self::with_keys([key])
     }
 
-    /// A verifier that accepts a signature made with any of `keys`, the current one first. With no key at
-    /// all, every signature is a mismatch.
+    /// Like [`Verifier::new`], but an empty key is an error now rather than at each delivery.
+    ///
+    /// ```
+    /// use store_api_webhooks::{Verifier, WebhookError};
+    /// assert!(matches!(Verifier::try_new(""), Err(WebhookError::EmptyKey)));
+    /// assert!(Verifier::try_new("key").is_ok());
+    /// ```
+    pub fn try_new(key: impl Into<String>) -> Result<Self, WebhookError> {
+        let verifier = Self::new(key);
+        if verifier.keys.is_empty() {
+            Err(WebhookError::EmptyKey)
+        } else {
+            Ok(verifier)
+        }
+    }
+
+    /// A verifier that accepts a signature made with any of `keys`, the current one first. Empty keys
+    /// are left out; with no key left, every delivery is refused with [`WebhookError::EmptyKey`].
     pub fn with_keys<K: Into<String>>(keys: impl IntoIterator<Item = K>) -> Self {
         let keys = keys
             .into_iter()
-            .map(|key| {
-                let key = key.into();
-                SigningKey {
-                    mac: keyed_mac(&key),
-                    key: store_api_raw::ApiKey::new(key),
-                }
+            .map(Into::into)
+            .filter(|key: &String| !key.is_empty())
+            .map(|key| SigningKey {
+                mac: keyed_mac(&key),
+                key: store_api_raw::ApiKey::new(key),
             })
             .collect();
         Self {
@@ -140,6 +159,9 @@ impl Verifier {
 
     /// Whether any key signed `raw_body` with `signature`.
     pub(crate) fn check(&self, signature: &Signature, raw_body: &[u8]) -> Result<(), WebhookError> {
+        if self.keys.is_empty() {
+            return Err(WebhookError::EmptyKey);
+        }
         // Every key is tried even after a match would be found, so timing does not tell which key matched.
         let matched = self.keys.iter().fold(false, |matched, key| {
             let ok = key

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use store_api_webhooks::dedupe::{
-    Claim, Dedupe, DedupeError, DedupeFuture, MemoryDedupe, ProcessError, Processed, process_once,
+    Claim, ClaimToken, Dedupe, DedupeError, DedupeFuture, MemoryDedupe, ProcessError, Processed,
+    process_once,
 };
 
 #[tokio::test]
@@ -45,7 +46,10 @@ async fn failures_are_retried_and_success_is_final_through_a_trait_object() {
 #[tokio::test]
 async fn a_claim_held_by_another_delivery_is_reported_in_progress() {
     let dedupe = MemoryDedupe::new(16);
-    assert_eq!(dedupe.begin("evt_1").await.unwrap(), Claim::Fresh);
+    assert!(matches!(
+        dedupe.begin("evt_1").await.unwrap(),
+        Claim::Fresh(_)
+    ));
     let outcome = process_once(&dedupe, "evt_1", || async { Ok::<_, String>(()) }).await;
     assert!(matches!(outcome, Ok(Processed::InProgress)));
     dedupe.complete("evt_1").await.unwrap();
@@ -63,7 +67,7 @@ impl Dedupe for Unavailable {
     fn complete<'a>(&'a self, _: &'a str) -> DedupeFuture<'a, ()> {
         Box::pin(async { Ok(()) })
     }
-    fn abandon<'a>(&'a self, _: &'a str) -> DedupeFuture<'a, ()> {
+    fn abandon<'a>(&'a self, _: &'a str, _: ClaimToken) -> DedupeFuture<'a, ()> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -280,3 +280,19 @@ async fn deliveries_are_verified_routed_followed_up_and_survive_rotation_and_fai
         "a duplicate is not processed"
     );
 }
+
+// Issue 10: a verified event of another store must not make the receiver act on this store's data.
+#[tokio::test]
+async fn follow_up_refuses_an_event_of_another_store() {
+    let emu = Emulator::builder().rate_limit(false).start().await.unwrap();
+    let alpha = emu.store("store_alpha").unwrap();
+    let client = client(&emu, "store_alpha", &alpha.api_key);
+    let placed = client.orders().create(&order()).await.unwrap();
+    let foreign =
+        store_api_webhooks::Event::new("evt_1", "store_beta", Topic::OrdersUpdate, &placed.id);
+    let result = follow_up(&client, &foreign).await;
+    assert!(
+        matches!(result, Err(store_api::Error::InvalidArgument(_))),
+        "{result:?}"
+    );
+}

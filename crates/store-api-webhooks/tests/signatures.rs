@@ -17,6 +17,7 @@ enum Outcome {
     Missing,
     Malformed,
     Mismatch,
+    NoKey,
 }
 
 fn outcome(result: Result<(), WebhookError>) -> Outcome {
@@ -25,6 +26,7 @@ fn outcome(result: Result<(), WebhookError>) -> Outcome {
         Err(WebhookError::MissingSignature) => Outcome::Missing,
         Err(WebhookError::MalformedSignature) => Outcome::Malformed,
         Err(WebhookError::SignatureMismatch) => Outcome::Mismatch,
+        Err(WebhookError::EmptyKey) => Outcome::NoKey,
         Err(other) => panic!("unexpected error {other:?}"),
     }
 }
@@ -129,10 +131,21 @@ fn a_rotation_keyring_accepts_either_key_and_nothing_else() {
 
     // Once the window is over, the old key is refused.
     check(&Verifier::new(KEY), &sign(OLD_KEY, BODY), Outcome::Mismatch);
-    // An empty keyring refuses everything.
+    // An empty keyring refuses everything, saying why.
     check(
         &Verifier::with_keys(Vec::<String>::new()),
         &sign(KEY, BODY),
+        Outcome::NoKey,
+    );
+    // An empty key among others is left out; the others still verify.
+    check(
+        &Verifier::with_keys(["", KEY]),
+        &sign(KEY, BODY),
+        Outcome::Accepted,
+    );
+    check(
+        &Verifier::with_keys(["", KEY]),
+        &sign("", BODY),
         Outcome::Mismatch,
     );
 }
@@ -217,4 +230,17 @@ fn neither_errors_nor_debug_reveal_the_key_or_the_expected_signature() {
             "{text:?}"
         );
     }
+}
+
+// Issue 10: `Verifier::new("")` (an unset environment variable) accepted HMAC("", body), which anyone
+// can compute.
+#[test]
+fn an_empty_key_verifies_nothing() {
+    let forged = sign("", BODY);
+    let error = Verifier::new("")
+        .verify_signature(&forged, BODY)
+        .expect_err("an empty key must refuse");
+    assert!(error.to_string().contains("empty"), "{error}");
+    assert!(matches!(error, WebhookError::EmptyKey));
+    assert!(matches!(Verifier::try_new(""), Err(WebhookError::EmptyKey)));
 }

@@ -16,6 +16,12 @@ use crate::transport::ClientTransport;
 /// The path after the host: every Store API 2026-08 route lives under it.
 pub const VERSION_PATH: &str = "/store-api/2026-08";
 
+/// The longest store-wide pause a 429's `Retry-After` imposes by default: 10 seconds. The service's own
+/// bucket refills a token every 500 ms, so a real Retry-After is short; a longer one (a misbehaving proxy,
+/// `Retry-After: 86400`) must not park every client of the store. See
+/// [`ClientBuilder::max_rate_limit_pause`].
+pub const DEFAULT_MAX_RATE_LIMIT_PAUSE: Duration = Duration::from_secs(10);
+
 /// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
 /// and the caches. `Send + Sync`. Its `Debug` never shows the key.
 ///
@@ -43,6 +49,7 @@ pub(crate) struct Inner {
     pub submit_policy: RetryPolicy,
     pub cache: StoreCache,
     pub limiter: RateLimiter,
+    pub transport: Arc<ClientTransport>,
 }
 
 impl fmt::Debug for Client {
@@ -127,6 +134,7 @@ pub struct ClientBuilder {
     retry: Option<RetryPolicy>,
     submit_retry: Option<RetryPolicy>,
     cache_ttl: Option<Duration>,
+    max_pause: Option<Duration>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -197,6 +205,14 @@ impl ClientBuilder {
         self
     }
 
+    /// The longest the whole store pauses after one 429, whatever its `Retry-After` says (default
+    /// [`DEFAULT_MAX_RATE_LIMIT_PAUSE`], 10 s). The call that got the 429 still honours the full
+    /// Retry-After, or returns [`Error::RateLimited`] at once when it exceeds the retry budget.
+    pub fn max_rate_limit_pause(mut self, pause: Duration) -> Self {
+        self.max_pause = Some(pause);
+        self
+    }
+
     /// How long pre-flight validation trusts its copy of the catalog and products (default 5 minutes).
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = Some(ttl);
@@ -237,11 +253,15 @@ impl ClientBuilder {
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
-        let transport = ClientTransport::new(limiter.clone(), self.retry.unwrap_or_default());
+        let transport = ClientTransport::new(
+            limiter.clone(),
+            self.retry.unwrap_or_default(),
+            self.max_pause.unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE),
+        );
         let raw = store_api_raw::Client::new_with_client(
             &base_url,
             http,
-            Hooks::new(api_key).with_transport(transport),
+            Hooks::new(api_key).with_transport(transport.clone()),
         );
         let submit_policy = self.submit_retry.unwrap_or(RetryPolicy {
             max_attempts: 10,
@@ -256,6 +276,7 @@ impl ClientBuilder {
                 submit_policy,
                 cache: StoreCache::new(self.cache_ttl.unwrap_or(Duration::from_secs(300))),
                 limiter,
+                transport,
             }),
         })
     }

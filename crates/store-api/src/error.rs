@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use store_api_raw::types;
 
+use crate::model::Order;
+use crate::submit::Difference;
 use crate::validate::Violation;
 
 /// Everything a call can fail with. Branch on the variant (the service's `statusCode`), never on message
@@ -35,11 +37,26 @@ pub enum Error {
         /// The service's message.
         message: String,
     },
-    /// 409: an order already exists with this externalOrderId.
+    /// 409: an order already exists with this externalOrderId (from [`Orders::submit`](crate::Orders::submit):
+    /// it exists, but the lookup by external id did not show it yet; submit again later).
     #[error("conflict: {message}")]
     Conflict {
         /// The service's message.
         message: String,
+    },
+    /// The externalOrderId is already used by another order: the service holds an order with this id
+    /// whose line items or shipping address differ from the request. Nothing new was created or billed;
+    /// the existing order is the one billed for this id. Use a new external id for a new order.
+    #[error(
+        "externalOrderId already used by order {} with different contents (nothing new was created): {}",
+        existing.id,
+        differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    ExternalIdReused {
+        /// The order that holds the external id.
+        existing: Box<Order>,
+        /// What differs between the request and that order.
+        differences: Vec<Difference>,
     },
     /// 429 after every allowed retry: the store's rate limit.
     #[error("rate limited{}", retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
@@ -78,7 +95,7 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
-    /// The response could not be decoded.
+    /// An answer came but could not be read or decoded (so the request was processed, or may have been).
     #[error("could not decode the response: {0}")]
     Decode(String),
     /// An argument was out of range (a page size outside 1..=100, a missing externalOrderId).
@@ -93,7 +110,7 @@ impl Error {
             Error::BadRequest { .. } => Some(400),
             Error::Unauthorized { .. } => Some(401),
             Error::NotFound { .. } => Some(404),
-            Error::Conflict { .. } => Some(409),
+            Error::Conflict { .. } | Error::ExternalIdReused { .. } => Some(409),
             Error::RateLimited { .. } => Some(429),
             Error::Server { status, .. } | Error::Status { status, .. } => Some(*status),
             _ => None,
@@ -113,7 +130,10 @@ impl Error {
         )
     }
 
-    /// Whether the request reached the service and may have been processed although no answer arrived.
+    /// Whether the request may have been processed although the call failed: it was sent and no
+    /// definite refusal came back (a timeout or reset after sending, a 5xx, an answer that could not be
+    /// read, a 409, an unexpected status). For an order, submit again with the same external id to learn
+    /// the outcome; `false` means the service did not act on it (a 4xx refusal, a 429, a local check).
     pub fn may_have_been_processed(&self) -> bool {
         match self {
             Error::Timeout {
@@ -123,7 +143,8 @@ impl Error {
                 may_have_been_processed,
                 ..
             } => *may_have_been_processed,
-            Error::Server { .. } => true,
+            Error::Server { .. } | Error::Decode(_) | Error::Conflict { .. } => true,
+            Error::Status { status, .. } => !(400..500).contains(status),
             _ => false,
         }
     }
@@ -151,6 +172,8 @@ impl Error {
 }
 
 pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
+    // The URL carries ids and filter values (customer data): errors never show it.
+    let source = source.without_url();
     // A connection that could not be made carried nothing; anything later may have reached the service.
     let may_have_been_processed = sent && !source.is_connect();
     if source.is_timeout() {
@@ -167,7 +190,10 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
     }
 }
 
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+/// The `Retry-After` of an answer, in seconds as the seed says; anything else (a date, a negative or
+/// fractional number, a number beyond `u64`) is ignored. Never panics: any `u64` of seconds is a valid
+/// `Duration`, and every use of it is capped or compared, never added to an instant unchecked.
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     headers
         .get(reqwest::header::RETRY_AFTER)?
         .to_str()
@@ -176,6 +202,19 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         .parse::<u64>()
         .ok()
         .map(Duration::from_secs)
+}
+
+/// The error of an answer with `status` and this body, whatever the body is (the service's envelope,
+/// a proxy's HTML page, nothing): the status decides, the envelope's message is added when there is one.
+pub(crate) fn from_answer(
+    status: u16,
+    body: Option<&[u8]>,
+    retry_after: Option<Duration>,
+) -> Error {
+    let message = body
+        .and_then(|bytes| serde_json::from_slice::<types::Error>(bytes).ok())
+        .map(|envelope| envelope.message);
+    from_status(status, message, retry_after)
 }
 
 fn from_status(
@@ -202,3 +241,47 @@ fn from_status(
 
 /// The result of every client call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+    use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+
+    use super::*;
+    use crate::ratelimit::RateLimiter;
+    use crate::retry::{Outcome, RetryPolicy, decide};
+
+    proptest! {
+        // Issue 10: `Retry-After: 18446744073709551615` panicked ("overflow when adding duration to
+        // instant"). No header value may.
+        #[test]
+        fn no_retry_after_value_panics(value in ".{0,40}", seconds in any::<u64>()) {
+            let limiter = RateLimiter::new();
+            for text in [value.clone(), seconds.to_string()] {
+                let mut headers = HeaderMap::new();
+                if let Ok(header) = HeaderValue::from_str(&text) {
+                    headers.insert(RETRY_AFTER, header);
+                }
+                let parsed = retry_after(&headers);
+                limiter.pause_for(parsed.unwrap_or_default());
+                let _ = from_answer(429, Some(text.as_bytes()), parsed).to_string();
+                let outcome = Outcome::Status(429, parsed);
+                let _ = decide(&RetryPolicy::default(), true, outcome, 1, Duration::ZERO);
+            }
+        }
+    }
+
+    #[test]
+    fn an_answer_that_cannot_be_read_may_have_been_processed() {
+        assert!(Error::Decode("truncated".into()).may_have_been_processed());
+        assert!(from_answer(409, Some(b"<html>"), None).may_have_been_processed());
+        assert!(matches!(
+            from_answer(409, Some(b"<html>"), None),
+            Error::Conflict { .. }
+        ));
+        assert!(!from_answer(400, None, None).may_have_been_processed());
+        assert!(from_answer(302, None, None).may_have_been_processed());
+    }
+}

@@ -15,7 +15,7 @@ mod transport;
 pub mod validate;
 
 pub use cache::StoreSnapshot;
-pub use client::{Client, ClientBuilder, VERSION_PATH};
+pub use client::{Client, ClientBuilder, DEFAULT_MAX_RATE_LIMIT_PAUSE, VERSION_PATH};
 pub use error::{Error, Result};
 pub use pages::Page;
 pub use query::{
@@ -26,4 +26,6 @@ pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Orders, Products};
 pub use retry::RetryPolicy;
 pub use store_api_raw::ApiKey;
-pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};
+pub use submit::{
+    Attempt, AttemptResult, Difference, NewOrder, Submission, Submitted, new_external_order_id,
+};

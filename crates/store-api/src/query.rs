@@ -301,10 +301,8 @@ impl OrderQuery {
     paging_methods!();
 
     pub(crate) fn filters(&self) -> Result<[Option<String>; 4]> {
-        if let Some(bad) = self.external_ids.iter().find(|id| id.contains(',')) {
-            return Err(Error::InvalidArgument(format!(
-                "external order id {bad:?} contains a comma and cannot be used as a filter"
-            )));
+        for id in &self.external_ids {
+            check_filterable_external_id(id)?;
         }
         Ok([
             joined(&self.external_ids),
@@ -331,6 +329,18 @@ impl OrderQuery {
             ),
         ])
     }
+}
+
+/// An external order id can be looked up only without a comma: `filter[externalOrderId]=a,b` means "a or
+/// b". The one rule for lookups and for [`Orders::submit`](crate::Orders::submit), which must be able to
+/// look its order up.
+pub(crate) fn check_filterable_external_id(id: &str) -> Result<()> {
+    if id.contains(',') {
+        return Err(Error::InvalidArgument(format!(
+            "external order id {id:?} contains a comma, which the service's filter[externalOrderId] reads as a separator of values: the order could never be looked up by it (nothing was sent)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -87,25 +87,34 @@ impl RateLimiter {
     /// Waits until a request may be sent, then takes its token.
     pub async fn acquire(&self) {
         loop {
-            self.wait_for_pause().await;
-            match self.inner.bucket.check() {
-                Ok(()) => {
-                    // A pause may have started while we waited for the token's turn.
-                    if self.pause_remaining().is_none() {
-                        return;
-                    }
+            // The pause is checked and the token taken under the pause's lock: a pause that starts in
+            // between cannot make us take a token and then not send (burning it for everyone).
+            let wait = {
+                let paused = self
+                    .inner
+                    .paused_until
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match paused.and_then(|until| until.checked_duration_since(Instant::now())) {
+                    Some(pause) => pause,
+                    None => match self.inner.bucket.check() {
+                        Ok(()) => return,
+                        Err(not_until) => not_until.wait_time_from(DefaultClock::default().now()),
+                    },
                 }
-                Err(not_until) => {
-                    let wait = not_until.wait_time_from(DefaultClock::default().now());
-                    tokio::time::sleep(wait).await;
-                }
-            }
+            };
+            tokio::time::sleep(wait).await;
         }
     }
 
-    /// Pauses the whole store for `duration` (a 429's Retry-After).
+    /// Pauses the whole store for `duration` (a 429's Retry-After). Any duration is accepted: one too
+    /// large to add to the clock pauses for a year, and callers cap what a service may ask for.
     pub fn pause_for(&self, duration: Duration) {
-        let until = Instant::now() + duration;
+        let now = Instant::now();
+        let until = now
+            .checked_add(duration)
+            .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+            .unwrap_or(now);
         let mut paused = self
             .inner
             .paused_until
@@ -121,21 +130,6 @@ impl RateLimiter {
     pub fn observe_remaining(&self, remaining: u64) {
         if remaining == 0 {
             self.pause_for(TOKEN_INTERVAL);
-        }
-    }
-
-    fn pause_remaining(&self) -> Option<Duration> {
-        let paused = self
-            .inner
-            .paused_until
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        paused.and_then(|until| until.checked_duration_since(Instant::now()))
-    }
-
-    async fn wait_for_pause(&self) {
-        while let Some(wait) = self.pause_remaining() {
-            tokio::time::sleep(wait).await;
         }
     }
 }
@@ -170,6 +164,23 @@ mod tests {
         let start = Instant::now();
         limiter.clone().acquire().await;
         assert!(start.elapsed() >= Duration::from_millis(290));
+    }
+
+    #[tokio::test]
+    async fn a_pause_of_any_length_does_not_panic() {
+        let limiter = RateLimiter::new();
+        limiter.pause_for(Duration::from_secs(u64::MAX));
+        limiter.pause_for(Duration::MAX);
+    }
+
+    #[tokio::test]
+    async fn a_pause_takes_no_token() {
+        // One token, refilled every ten seconds: if waiting out the pause took it, acquire would wait 10 s.
+        let limiter = RateLimiter::with_rate(1, Duration::from_secs(10));
+        limiter.pause_for(Duration::from_millis(50));
+        let start = Instant::now();
+        limiter.acquire().await;
+        assert!(start.elapsed() < Duration::from_secs(2));
     }
 
     #[test]

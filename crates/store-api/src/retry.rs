@@ -90,7 +90,8 @@ pub enum Decision {
 /// the request twice is harmless (GETs; not a create without an idempotency key).
 ///
 /// - 2xx and 4xx other than 429: stop (an unchanged retry fails again; 401 is never retried).
-/// - 429: retry any request after Retry-After (the seed says nothing was processed).
+/// - 429: retry any request after Retry-After (the seed says nothing was processed), unless Retry-After
+///   is longer than what is left of `max_elapsed`: then stop at once rather than wait in vain.
 /// - no connection made: retry any request (nothing was sent).
 /// - 5xx, timeout, reset: retry only replayable requests.
 pub fn decide(
@@ -104,6 +105,9 @@ pub fn decide(
         return Decision::Stop;
     }
     match outcome {
+        Outcome::Status(429, Some(wait)) if wait > policy.max_elapsed.saturating_sub(elapsed) => {
+            Decision::Stop
+        }
         Outcome::Status(429, retry_after) => {
             Decision::RetryAfter(retry_after.unwrap_or_default().max(policy.backoff(attempt)))
         }
@@ -167,6 +171,27 @@ mod tests {
             decide(&policy, true, Outcome::NoAnswer, 1, Duration::from_secs(61)),
             Decision::Stop
         );
+    }
+
+    #[test]
+    fn a_retry_after_beyond_the_budget_stops_at_once() {
+        let policy = RetryPolicy::default();
+        for wait in [61, 86_400, u64::MAX] {
+            let outcome = Outcome::Status(429, Some(Duration::from_secs(wait)));
+            assert_eq!(
+                decide(&policy, true, outcome, 1, Duration::ZERO),
+                Decision::Stop
+            );
+        }
+        let outcome = Outcome::Status(429, Some(Duration::from_secs(30)));
+        assert_eq!(
+            decide(&policy, true, outcome, 1, Duration::from_secs(40)),
+            Decision::Stop
+        );
+        assert!(matches!(
+            decide(&policy, true, outcome, 1, Duration::from_secs(10)),
+            Decision::RetryAfter(_)
+        ));
     }
 
     #[test]

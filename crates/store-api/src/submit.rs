@@ -1,14 +1,15 @@
 //! Order creation: [`Orders::submit`], exactly once, and the plain [`Orders::create`].
 
+use std::fmt;
 use std::time::Duration;
 
 use store_api_raw::types;
 use tokio::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::{self, Error, Result};
 use crate::model::Order;
 use crate::resources::Orders;
-use crate::retry::{Decision, Outcome, decide};
+use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::validate;
 
 /// A create-order request (the wire type). Build it in code or read it from JSON.
@@ -58,6 +59,8 @@ pub enum AttemptResult {
     Created,
     /// 409: the order exists.
     AlreadyExists,
+    /// 2xx whose body could not be read; the order was then looked up by its external id.
+    CreatedUnreadable,
     /// Another HTTP status.
     Status(u16),
     /// No answer within the timeout.
@@ -99,12 +102,29 @@ impl Orders<'_> {
     /// Creates an order **exactly once**, however often the network fails.
     ///
     /// The request must carry an `externalOrderId` (see [`new_external_order_id`], and store the id
-    /// before calling). Pre-flight validation runs first, against the cached catalog and products, so a
-    /// request the service would refuse with 400 costs no request and comes back as [`Error::Invalid`].
-    /// Then: a timeout, a reset connection or a 5xx is retried with the same external id; 201 means
-    /// this attempt created it ([`Submitted::Created`]); 409 means an earlier attempt (or run) did, and
-    /// the order is fetched with `filter[externalOrderId]` ([`Submitted::AlreadyExisted`]). 400, 401 and
-    /// 404 are never retried.
+    /// before calling); one containing a comma is refused before sending, because the lookup by external
+    /// id (`filter[externalOrderId]`, where a comma separates values) could never find it.
+    ///
+    /// Each attempt is one `POST`, and every one is listed in [`Submission::attempts`]: this loop is the
+    /// only retry layer of a submission. What an answer means is decided by its HTTP status alone:
+    ///
+    /// - 2xx: this attempt created the order ([`Submitted::Created`]); if its body cannot be read, the
+    ///   order is looked up by external id.
+    /// - 409, whatever its body: the order exists (an earlier attempt or run made it); it is looked up,
+    ///   with a few brief retries while the lookup does not show it yet, and compared with the request:
+    ///   the same order is [`Submitted::AlreadyExisted`], a different one is
+    ///   [`Error::ExternalIdReused`].
+    /// - 429: nothing was processed; retried after `Retry-After`, unless that wait is longer than the
+    ///   retry budget left ([`Error::RateLimited`] at once).
+    /// - 5xx, a timeout, a reset, any other answer: the order may exist; retried with the same external
+    ///   id. When the attempts run out, one last lookup decides where it can.
+    /// - 400, 404 and other refusals (and a refusal of the local pre-flight check, which runs first and
+    ///   costs no request): before the refusal is returned, the external id is looked up once, so an
+    ///   order placed by an earlier run (whose product was archived since, say) is reported as existing.
+    /// - 401: returned as is.
+    ///
+    /// Errors after which the order may exist say so with [`Error::may_have_been_processed`]; submit
+    /// again later with the same request and external id to learn the outcome.
     ///
     /// ```no_run
     /// # async fn run(client: store_api::Client) -> Result<(), store_api::Error> {
@@ -139,43 +159,111 @@ impl Orders<'_> {
                     "submit needs an externalOrderId (see new_external_order_id); without one a retry could bill twice".into(),
                 )
             })?;
-        self.preflight(order).await?;
-        let inner = &self.client.inner;
-        let policy = inner.submit_policy;
-        let started = Instant::now();
+        // A retry is reconciled by looking the id up: refuse, before sending, an id no lookup can find.
+        crate::query::check_filterable_external_id(&external_id)?;
         let mut attempts = Vec::new();
+        match self.preflight(order).await {
+            Ok(()) => {}
+            Err(refusal @ Error::Invalid { .. }) => {
+                return self.refused(order, &external_id, refusal, attempts).await;
+            }
+            // The catalog could not be read: nothing was sent.
+            Err(other) => return Err(other),
+        }
+        let policy = self.client.inner.submit_policy;
+        let started = Instant::now();
+        // The first error after which the order may exist, and the last one: what to report when the
+        // attempts run out and no lookup decides.
+        let mut ambiguous: Option<Error> = None;
+        let mut last: Option<Error> = None;
         for number in 1.. {
             let attempt_started = Instant::now();
-            let result = inner.raw.create_order(&inner.store_id, order).await;
-            let outcome = match result {
-                Ok(created) => {
+            let (result, outcome, error) = match self.post_once(order, number).await? {
+                Answer::Created(created) => {
                     attempts.push(attempt(number, AttemptResult::Created, attempt_started));
                     return Ok(Submission {
-                        submitted: Submitted::Created(Order::from(created.into_inner())),
+                        submitted: Submitted::Created(*created),
                         attempts,
                     });
                 }
-                Err(error) => Error::from_raw(error, true),
+                Answer::CreatedUnreadable(error) => {
+                    attempts.push(attempt(
+                        number,
+                        AttemptResult::CreatedUnreadable,
+                        attempt_started,
+                    ));
+                    // This attempt created it; the lookup recovers what the body did not carry.
+                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await {
+                        Ok(Some(existing)) => Ok(Submission {
+                            submitted: Submitted::Created(existing),
+                            attempts,
+                        }),
+                        Ok(None) => Err(error),
+                        Err(lookup) => Err(undecided(error, &lookup)),
+                    };
+                }
+                Answer::Conflict => {
+                    attempts.push(attempt(
+                        number,
+                        AttemptResult::AlreadyExists,
+                        attempt_started,
+                    ));
+                    let conflict = Error::Conflict {
+                        message: format!(
+                            "an order with this external id exists (409) but {LAGGING_LOOKUPS} lookups did not show it yet; submit again later with the same id"
+                        ),
+                    };
+                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await {
+                        Ok(Some(existing)) => existing_outcome(order, existing, attempts),
+                        Ok(None) => Err(conflict),
+                        Err(lookup) => Err(undecided(conflict, &lookup)),
+                    };
+                }
+                Answer::Refused(refusal) => {
+                    let status = refusal.status().unwrap_or(0);
+                    attempts.push(attempt(
+                        number,
+                        AttemptResult::Status(status),
+                        attempt_started,
+                    ));
+                    return self.refused(order, &external_id, refusal, attempts).await;
+                }
+                Answer::Unauthorized(error) => {
+                    attempts.push(attempt(number, AttemptResult::Status(401), attempt_started));
+                    // After an answer that may have created the order, a 401 must not read as
+                    // "not processed".
+                    return Err(ambiguous.unwrap_or(error));
+                }
+                Answer::Retry {
+                    result,
+                    outcome,
+                    error,
+                } => (result, outcome, error),
             };
-            let (recorded, retry_outcome) = classify(&outcome);
-            attempts.push(attempt(number, recorded, attempt_started));
-            if matches!(outcome, Error::Conflict { .. }) {
-                let existing = self.find_existing(&external_id).await?;
-                return Ok(Submission {
-                    submitted: Submitted::AlreadyExisted(existing),
-                    attempts,
-                });
+            attempts.push(attempt(number, result, attempt_started));
+            if error.may_have_been_processed() && ambiguous.is_none() {
+                ambiguous = Some(error);
+            } else {
+                last = Some(error);
             }
             // Same external id on every attempt: a create is replayable here.
-            match retry_outcome.map(|o| decide(&policy, true, o, number, started.elapsed())) {
-                Some(Decision::RetryAfter(wait)) => {
-                    tracing::debug!(external_order_id = %external_id, attempt = number, ?wait, "resubmitting");
+            match decide(&policy, true, outcome, number, started.elapsed()) {
+                Decision::RetryAfter(wait) => {
+                    tracing::debug!(attempt = number, ?wait, "resubmitting");
                     tokio::time::sleep(wait).await;
                 }
-                _ => return Err(outcome),
+                Decision::Stop => break,
             }
         }
-        Err(Error::InvalidArgument("no attempt was made".into()))
+        // Out of attempts. If one of them may have created the order, one more lookup decides.
+        if let Some(error) = ambiguous {
+            return match self.lookup(&external_id, &policy, 1).await {
+                Ok(Some(existing)) => existing_outcome(order, existing, attempts),
+                Ok(None) => Err(error),
+                Err(lookup) => Err(undecided(error, &lookup)),
+            };
+        }
+        Err(last.unwrap_or_else(|| Error::InvalidArgument("no attempt was made".into())))
     }
 
     /// Creates an order with a single request, without validation or retries.
@@ -208,14 +296,162 @@ impl Orders<'_> {
         }
     }
 
-    async fn find_existing(&self, external_id: &str) -> Result<Order> {
-        self.find_by_external_id(external_id)
-            .await?
-            .ok_or_else(|| Error::Conflict {
-                message: format!(
-                    "an order with external id {external_id} exists but could not be read"
-                ),
-            })
+    /// One `POST /orders`, through the limiter but not the transport's retries (this is the only retry
+    /// layer of a submission), classified by its HTTP status before anything is decoded.
+    async fn post_once(&self, order: &NewOrder, number: u32) -> Result<Answer> {
+        let inner = &self.client.inner;
+        let http = progenitor_client::ClientInfo::client(&inner.raw);
+        let url = format!(
+            "{}/stores/{}/orders",
+            inner.base_url,
+            progenitor_client::encode_path(&inner.store_id)
+        );
+        let mut request = http
+            .post(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .json(order)
+            .build()
+            .map_err(|e| {
+                Error::InvalidArgument(format!("cannot build the request: {}", e.without_url()))
+            })?;
+        let api_key = progenitor_client::ClientInfo::inner(&inner.raw).api_key();
+        store_api_raw::hooks::prepare(&mut request, api_key)
+            .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
+        let (sent, outcome) = inner
+            .transport
+            .send_once(http, request, "create_order", number)
+            .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(source) => {
+                let error = error::from_transport(source, true);
+                let result = match (&error, outcome) {
+                    (Error::Timeout { .. }, _) => AttemptResult::Timeout,
+                    _ => AttemptResult::Connection,
+                };
+                return Ok(Answer::Retry {
+                    result,
+                    outcome,
+                    error,
+                });
+            }
+        };
+        let status = response.status().as_u16();
+        let retry_after = error::retry_after(response.headers());
+        let body = response.bytes().await;
+        Ok(match status {
+            200..=299 => match body {
+                Ok(bytes) => match serde_json::from_slice::<types::Order>(&bytes) {
+                    Ok(created) => Answer::Created(Box::new(Order::from(created))),
+                    Err(e) => Answer::CreatedUnreadable(Error::Decode(format!(
+                        "the {status} answer to the order could not be decoded: {e}"
+                    ))),
+                },
+                Err(e) => Answer::CreatedUnreadable(Error::Decode(format!(
+                    "the {status} answer to the order could not be read: {}",
+                    e.without_url()
+                ))),
+            },
+            // Whatever the body (the service's envelope or a proxy's page): the id is taken.
+            409 => Answer::Conflict,
+            429 => Answer::Retry {
+                result: AttemptResult::Status(429),
+                outcome: Outcome::Status(429, retry_after),
+                error: Error::RateLimited { retry_after },
+            },
+            401 => Answer::Unauthorized(error::from_answer(status, body.ok().as_deref(), None)),
+            400..=499 => Answer::Refused(error::from_answer(status, body.ok().as_deref(), None)),
+            _ => Answer::Retry {
+                result: AttemptResult::Status(status),
+                outcome: Outcome::Status(status, None),
+                error: error::from_answer(status, body.ok().as_deref(), None),
+            },
+        })
+    }
+
+    /// Before a refusal is returned: one lookup, so an order that exists is never reported as refused.
+    async fn refused(
+        &self,
+        order: &NewOrder,
+        external_id: &str,
+        refusal: Error,
+        attempts: Vec<Attempt>,
+    ) -> Result<Submission> {
+        match self.find_by_external_id(external_id).await? {
+            Some(existing) => existing_outcome(order, existing, attempts),
+            None => Err(refusal),
+        }
+    }
+
+    /// Looks the external id up, up to `tries` times with a short backoff while the order does not show
+    /// (the lookup may lag behind the create that a 409 or a 201 reported).
+    async fn lookup(
+        &self,
+        external_id: &str,
+        policy: &RetryPolicy,
+        tries: u32,
+    ) -> Result<Option<Order>> {
+        for n in 1..=tries {
+            if let Some(found) = self.find_by_external_id(external_id).await? {
+                return Ok(Some(found));
+            }
+            if n < tries {
+                tokio::time::sleep(policy.backoff(n).max(policy.base_delay)).await;
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// When the lookup that should decide fails, the order stays undecided: report the answer that made it
+/// so (its `may_have_been_processed()` is true), not the lookup's own error (a 429 on the lookup would
+/// read as "not processed").
+fn undecided(ambiguous: Error, lookup: &Error) -> Error {
+    tracing::warn!(error = %lookup, "the lookup by external id failed; the order is undecided");
+    ambiguous
+}
+
+/// How many times a lookup that should find the order (after a 409 or an unreadable 201) is tried.
+const LAGGING_LOOKUPS: u32 = 5;
+
+/// What one `POST` got, decided by its status.
+enum Answer {
+    /// 2xx with the order.
+    Created(Box<Order>),
+    /// 2xx whose body could not be read or decoded.
+    CreatedUnreadable(Error),
+    /// 409: the external id is taken.
+    Conflict,
+    /// 400, 404 and any other refusal but 401, 409 and 429.
+    Refused(Error),
+    /// 401.
+    Unauthorized(Error),
+    /// Worth another attempt (429, 5xx, no answer, an unexpected status), subject to the policy.
+    Retry {
+        result: AttemptResult,
+        outcome: Outcome,
+        error: Error,
+    },
+}
+
+/// The existing order of this external id: the same order ([`Submitted::AlreadyExisted`]), or another
+/// one ([`Error::ExternalIdReused`]).
+fn existing_outcome(
+    order: &NewOrder,
+    existing: Order,
+    attempts: Vec<Attempt>,
+) -> Result<Submission> {
+    let differences = differences(order, &existing);
+    if differences.is_empty() {
+        Ok(Submission {
+            submitted: Submitted::AlreadyExisted(existing),
+            attempts,
+        })
+    } else {
+        Err(Error::ExternalIdReused {
+            existing: Box::new(existing),
+            differences,
+        })
     }
 }
 
@@ -227,21 +463,165 @@ fn attempt(number: u32, result: AttemptResult, started: Instant) -> Attempt {
     }
 }
 
-/// What the attempt is recorded as, and what it means for retrying (None: never retried).
-fn classify(error: &Error) -> (AttemptResult, Option<Outcome>) {
-    match error {
-        Error::Conflict { .. } => (AttemptResult::AlreadyExists, None),
-        Error::Timeout { .. } => (AttemptResult::Timeout, Some(Outcome::NoAnswer)),
-        Error::Transport { .. } => (AttemptResult::Connection, Some(Outcome::NoAnswer)),
-        Error::Decode(_) => (AttemptResult::Connection, Some(Outcome::NoAnswer)),
-        Error::Server { status, .. } => (
-            AttemptResult::Status(*status),
-            Some(Outcome::Status(*status, None)),
+/// One way an existing order differs from a request that reuses its external id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Difference {
+    /// Where: `lineItems[1].quantity`, `lineItems[0]`, `shippingAddress.address.cityOrTown`.
+    pub field: String,
+    /// What the request asks for (`-` when it has no such thing).
+    pub requested: String,
+    /// What the existing order has (`-` when it has no such thing).
+    pub existing: String,
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: requested {}, existing {}",
+            self.field, self.requested, self.existing
+        )
+    }
+}
+
+fn difference(
+    field: impl Into<String>,
+    requested: impl Into<String>,
+    existing: impl Into<String>,
+) -> Difference {
+    Difference {
+        field: field.into(),
+        requested: requested.into(),
+        existing: existing.into(),
+    }
+}
+
+/// What matters for "the same order": line items (variant or SKU and quantity; for custom items the
+/// blank variant and the decorations) and the shipping address. Costs, status and timestamps are the
+/// service's and not compared.
+pub(crate) fn differences(order: &NewOrder, existing: &Order) -> Vec<Difference> {
+    let mut found = Vec::new();
+    let mut unmatched: Vec<&crate::model::OrderLineItem> = existing.line_items.iter().collect();
+    for (index, item) in order.line_items.iter().enumerate() {
+        let position = unmatched.iter().position(|e| same_item(item, e));
+        let Some(position) = position else {
+            found.push(difference(
+                format!("lineItems[{index}]"),
+                describe_input(item),
+                "-",
+            ));
+            continue;
+        };
+        let matched = unmatched.remove(position);
+        let quantity = i64::try_from(item.quantity.get()).unwrap_or(i64::MAX);
+        if matched.quantity != Some(quantity) {
+            found.push(difference(
+                format!("lineItems[{index}].quantity"),
+                quantity.to_string(),
+                matched.quantity.map_or("-".to_owned(), |q| q.to_string()),
+            ));
+        }
+    }
+    for extra in unmatched {
+        found.push(difference("lineItems", "-", describe_existing(extra)));
+    }
+    let requested = serde_json::to_value(&order.shipping_address).unwrap_or_default();
+    let held = serde_json::to_value(&existing.shipping_address).unwrap_or_default();
+    compare_json("shippingAddress", &requested, &held, &mut found);
+    found
+}
+
+fn same_item(item: &types::LineItemInput, existing: &crate::model::OrderLineItem) -> bool {
+    if item.is_custom || item.catalog_product_variant_id.is_some() {
+        existing.is_custom
+            && item.catalog_product_variant_id == existing.catalog_product_variant_id
+            && same_decorations(&item.decorations, &existing.decorations)
+    } else {
+        !existing.is_custom
+            && ((item.product_variant_id.is_some()
+                && item.product_variant_id == existing.product_variant_id)
+                || (item.sku.is_some() && item.sku == existing.sku))
+    }
+}
+
+fn same_decorations(requested: &[types::Decoration], existing: &[types::Decoration]) -> bool {
+    let requested = serde_json::to_value(requested).unwrap_or_default();
+    let existing = serde_json::to_value(existing).unwrap_or_default();
+    let mut found = Vec::new();
+    compare_json("decorations", &requested, &existing, &mut found);
+    found.is_empty()
+}
+
+fn describe_input(item: &types::LineItemInput) -> String {
+    match (
+        &item.catalog_product_variant_id,
+        &item.sku,
+        &item.product_variant_id,
+    ) {
+        (Some(blank), _, _) => format!(
+            "custom item on {blank} with {} decoration(s) × {}",
+            item.decorations.len(),
+            item.quantity
         ),
-        Error::RateLimited { retry_after } => (
-            AttemptResult::Status(429),
-            Some(Outcome::Status(429, *retry_after)),
+        (None, Some(sku), _) => format!("SKU {sku} × {}", item.quantity),
+        (None, None, Some(variant)) => format!("variant {variant} × {}", item.quantity),
+        (None, None, None) => format!("a line item × {}", item.quantity),
+    }
+}
+
+fn describe_existing(item: &crate::model::OrderLineItem) -> String {
+    let quantity = item.quantity.map_or("-".to_owned(), |q| q.to_string());
+    match (
+        &item.catalog_product_variant_id,
+        &item.sku,
+        &item.product_variant_id,
+    ) {
+        (Some(blank), _, _) if item.is_custom => format!(
+            "custom item on {blank} with {} decoration(s) × {quantity}",
+            item.decorations.len()
         ),
-        other => (AttemptResult::Status(other.status().unwrap_or(0)), None),
+        (_, Some(sku), _) => format!("SKU {sku} × {quantity}"),
+        (_, None, Some(variant)) => format!("variant {variant} × {quantity}"),
+        _ => format!("a line item × {quantity}"),
+    }
+}
+
+/// Records where `requested` (what the request sent) is not part of `existing` (what the service
+/// holds, which may carry more fields). Strings compare trimmed and case-insensitively, as the service
+/// may normalise them; numbers by value.
+fn compare_json(
+    field: &str,
+    requested: &serde_json::Value,
+    existing: &serde_json::Value,
+    found: &mut Vec<Difference>,
+) {
+    use serde_json::Value;
+    match (requested, existing) {
+        (Value::Null, _) => {}
+        (Value::Object(want), Value::Object(have)) => {
+            for (key, value) in want {
+                let held = have.get(key).unwrap_or(&Value::Null);
+                compare_json(&format!("{field}.{key}"), value, held, found);
+            }
+        }
+        (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
+            for (index, (value, held)) in want.iter().zip(have).enumerate() {
+                compare_json(&format!("{field}[{index}]"), value, held, found);
+            }
+        }
+        (Value::String(want), Value::String(have))
+            if want.trim().to_lowercase() == have.trim().to_lowercase() => {}
+        (Value::Number(want), Value::Number(have)) if want.as_f64() == have.as_f64() => {}
+        (want, have) if want == have => {}
+        (want, have) => found.push(difference(field, short(want), short(have))),
+    }
+}
+
+fn short(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "-".to_owned(),
+        serde_json::Value::String(text) => format!("{text:?}"),
+        other => other.to_string(),
     }
 }

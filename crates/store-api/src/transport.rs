@@ -15,6 +15,8 @@ use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 pub(crate) struct ClientTransport {
     pub limiter: RateLimiter,
     pub policy: RetryPolicy,
+    /// The longest store-wide pause one 429 can impose.
+    pub max_pause: Duration,
 }
 
 impl Transport for ClientTransport {
@@ -29,8 +31,16 @@ impl Transport for ClientTransport {
 }
 
 impl ClientTransport {
-    pub fn new(limiter: RateLimiter, policy: RetryPolicy) -> Arc<ClientTransport> {
-        Arc::new(ClientTransport { limiter, policy })
+    pub fn new(
+        limiter: RateLimiter,
+        policy: RetryPolicy,
+        max_pause: Duration,
+    ) -> Arc<ClientTransport> {
+        Arc::new(ClientTransport {
+            limiter,
+            policy,
+            max_pause,
+        })
     }
 
     async fn run(
@@ -40,44 +50,15 @@ impl ClientTransport {
         operation_id: &'static str,
     ) -> reqwest::Result<reqwest::Response> {
         // Only reads are replayed after a failure that may have been processed. Creates are replayed only
-        // when nothing was processed (429, no connection); orders get their own exactly-once loop.
+        // when nothing was processed (429, no connection); `Orders::submit` sends its own POSTs with
+        // `send_once`, so that its loop is the only retry layer of a submission.
         let replayable = request.method() == reqwest::Method::GET;
-        let method = request.method().clone();
         let started = Instant::now();
         let mut attempt = 1;
         let mut current = request;
         loop {
             let spare = current.try_clone();
-            self.limiter.acquire().await;
-            let span = tracing::info_span!(
-                "store_api.request",
-                method = %method,
-                operation = operation_id,
-                path = path_template(operation_id),
-                attempt,
-                status = tracing::field::Empty,
-                rate_limit_remaining = tracing::field::Empty,
-            );
-            let result = client.execute(current).instrument(span.clone()).await;
-            let outcome = match &result {
-                Ok(response) => {
-                    let status = response.status().as_u16();
-                    span.record("status", status);
-                    let headers = response.headers();
-                    if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
-                        span.record("rate_limit_remaining", remaining);
-                        self.limiter.observe_remaining(remaining);
-                    }
-                    let retry_after = header_u64(headers, "retry-after").map(Duration::from_secs);
-                    if status == 429 {
-                        self.limiter
-                            .pause_for(retry_after.unwrap_or(Duration::from_secs(1)));
-                    }
-                    Outcome::Status(status, retry_after)
-                }
-                Err(error) if error.is_connect() => Outcome::ConnectFailed,
-                Err(_) => Outcome::NoAnswer,
-            };
+            let (result, outcome) = self.send_once(client, current, operation_id, attempt).await;
             let decision = match spare {
                 Some(_) => decide(
                     &self.policy,
@@ -104,6 +85,50 @@ impl ClientTransport {
                 _ => return result,
             }
         }
+    }
+
+    /// Sends one request under the rate limiter, in a span, and follows the rate-limit headers of the
+    /// answer: `X-RateLimit-Remaining: 0` and a 429's `Retry-After` (capped at `max_pause`) pause the
+    /// whole store.
+    pub(crate) async fn send_once(
+        &self,
+        client: &reqwest::Client,
+        request: reqwest::Request,
+        operation_id: &'static str,
+        attempt: u32,
+    ) -> (reqwest::Result<reqwest::Response>, Outcome) {
+        self.limiter.acquire().await;
+        let span = tracing::info_span!(
+            "store_api.request",
+            method = %request.method(),
+            operation = operation_id,
+            path = path_template(operation_id),
+            attempt,
+            status = tracing::field::Empty,
+            rate_limit_remaining = tracing::field::Empty,
+        );
+        let result = client.execute(request).instrument(span.clone()).await;
+        let outcome = match &result {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                span.record("status", status);
+                let headers = response.headers();
+                if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
+                    span.record("rate_limit_remaining", remaining);
+                    self.limiter.observe_remaining(remaining);
+                }
+                let retry_after = crate::error::retry_after(headers);
+                if status == 429 {
+                    // Capped: one absurd header must not park every client of the store.
+                    let pause = retry_after.unwrap_or(Duration::from_secs(1));
+                    self.limiter.pause_for(pause.min(self.max_pause));
+                }
+                Outcome::Status(status, retry_after)
+            }
+            Err(error) if error.is_connect() => Outcome::ConnectFailed,
+            Err(_) => Outcome::NoAnswer,
+        };
+        (result, outcome)
     }
 }
 

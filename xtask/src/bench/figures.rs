@@ -210,9 +210,180 @@ const RATIO_MARGIN: f64 = 0.05;
 /// their CPU time moves when a neighbour shares the cores (caches, frequency).
 const BUILD_RATIO_MARGIN: f64 = 0.10;
 
+/// The rare-fault matrix of the exactly-once bench (issue 10): each kind's metric name and label.
+pub const MATRIX_KINDS: [(&str, &str); 8] = [
+    ("500_after_commit", "500 after commit"),
+    ("409_foreign_body", "409 with a foreign body"),
+    ("201_truncated", "201 with a truncated body"),
+    ("lagging_lookup", "lookup that lags"),
+    ("absurd_retry_after", "absurd Retry-After"),
+    ("reset_mid_body", "reset mid-body"),
+    ("archived_between_runs", "product archived between runs"),
+    ("reused_id", "reused external id"),
+];
+
+/// The columns of the matrix: metric suffix and label. Every one must be 0.
+pub const MATRIX_COLUMNS: [(&str, &str); 4] = [
+    ("duplicates", "duplicates"),
+    ("lost", "lost"),
+    ("wrong", "wrong outcome"),
+    ("undecided", "undecided"),
+];
+
+/// Submit calls of the matrix in either mode: 125 per kind.
+pub const MATRIX_SUBMISSIONS: f64 = 1_000.0;
+
+/// The matrix's figures: every cell, zero tolerance. Labels are spelled out because a figure's label
+/// is `&'static str`.
+fn matrix_figures() -> Vec<Figure> {
+    let cells: [(&'static str, &'static str); 32] = [
+        (
+            "exactly_once_matrix_500_after_commit_duplicates",
+            "fault matrix: 500 after commit: duplicates",
+        ),
+        (
+            "exactly_once_matrix_500_after_commit_lost",
+            "fault matrix: 500 after commit: lost",
+        ),
+        (
+            "exactly_once_matrix_500_after_commit_wrong",
+            "fault matrix: 500 after commit: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_500_after_commit_undecided",
+            "fault matrix: 500 after commit: undecided",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_duplicates",
+            "fault matrix: 409 with a foreign body: duplicates",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_lost",
+            "fault matrix: 409 with a foreign body: lost",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_wrong",
+            "fault matrix: 409 with a foreign body: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_409_foreign_body_undecided",
+            "fault matrix: 409 with a foreign body: undecided",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_duplicates",
+            "fault matrix: 201 with a truncated body: duplicates",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_lost",
+            "fault matrix: 201 with a truncated body: lost",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_wrong",
+            "fault matrix: 201 with a truncated body: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_201_truncated_undecided",
+            "fault matrix: 201 with a truncated body: undecided",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_duplicates",
+            "fault matrix: lookup that lags: duplicates",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_lost",
+            "fault matrix: lookup that lags: lost",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_wrong",
+            "fault matrix: lookup that lags: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_lagging_lookup_undecided",
+            "fault matrix: lookup that lags: undecided",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_duplicates",
+            "fault matrix: absurd Retry-After: duplicates",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_lost",
+            "fault matrix: absurd Retry-After: lost",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_wrong",
+            "fault matrix: absurd Retry-After: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_absurd_retry_after_undecided",
+            "fault matrix: absurd Retry-After: undecided",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_duplicates",
+            "fault matrix: reset mid-body: duplicates",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_lost",
+            "fault matrix: reset mid-body: lost",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_wrong",
+            "fault matrix: reset mid-body: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_reset_mid_body_undecided",
+            "fault matrix: reset mid-body: undecided",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_duplicates",
+            "fault matrix: product archived between runs: duplicates",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_lost",
+            "fault matrix: product archived between runs: lost",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_wrong",
+            "fault matrix: product archived between runs: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_archived_between_runs_undecided",
+            "fault matrix: product archived between runs: undecided",
+        ),
+        (
+            "exactly_once_matrix_reused_id_duplicates",
+            "fault matrix: reused external id: duplicates",
+        ),
+        (
+            "exactly_once_matrix_reused_id_lost",
+            "fault matrix: reused external id: lost",
+        ),
+        (
+            "exactly_once_matrix_reused_id_wrong",
+            "fault matrix: reused external id: wrong outcome",
+        ),
+        (
+            "exactly_once_matrix_reused_id_undecided",
+            "fault matrix: reused external id: undecided",
+        ),
+    ];
+    let mut figures = vec![
+        Figure::new(
+            "fault matrix: submit calls",
+            "exactly_once_matrix_submissions",
+            "",
+            0,
+        )
+        .target(Target::Equals(MATRIX_SUBMISSIONS), Gate::ZeroTolerance),
+    ];
+    figures.extend(cells.into_iter().map(|(metric, label)| {
+        Figure::new(label, metric, "", 0).target(Target::Equals(0.0), Gate::ZeroTolerance)
+    }));
+    figures
+}
+
 /// Every figure, in the order of the report.
 pub fn all(mode: Mode) -> Vec<Figure> {
-    vec![
+    let mut figures = vec![
         Figure::new(
             "rate-limit efficiency (wall ÷ theoretical minimum)",
             "rate_limit_ratio",
@@ -359,7 +530,14 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             "µs",
             2,
         ),
-    ]
+    ];
+    // The matrix follows the other exactly-once figures.
+    let after = figures
+        .iter()
+        .position(|f| f.metric == "exactly_once_extra_requests_per_fault")
+        .map_or(figures.len(), |at| at + 1);
+    figures.splice(after..after, matrix_figures());
+    figures
 }
 
 const CAUSE_P99: &str = "the tail is scheduling delay rather than server work. The load generator's 16 \
@@ -577,6 +755,30 @@ mod tests {
             Target::Equals(1000.0).gap(999.0, ""),
             "999 instead of 1000 (off by -1)"
         );
+    }
+
+    #[test]
+    fn every_cell_of_the_fault_matrix_is_a_zero_tolerance_figure() {
+        for mode in [Mode::Quick, Mode::Full] {
+            let figures = all(mode);
+            for (kind, _) in MATRIX_KINDS {
+                for (column, _) in MATRIX_COLUMNS {
+                    let metric = format!("exactly_once_matrix_{kind}_{column}");
+                    let figure = figures
+                        .iter()
+                        .find(|f| f.metric == metric)
+                        .unwrap_or_else(|| panic!("no figure {metric}"));
+                    assert_eq!(figure.target, Target::Equals(0.0));
+                    assert_eq!(figure.gate, Gate::ZeroTolerance);
+                    assert!(!figure.full_only);
+                }
+            }
+            let submissions = figures
+                .iter()
+                .find(|f| f.metric == "exactly_once_matrix_submissions")
+                .map(|f| f.target);
+            assert_eq!(submissions, Some(Target::Equals(MATRIX_SUBMISSIONS)));
+        }
     }
 
     #[test]

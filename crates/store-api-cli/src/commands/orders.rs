@@ -100,9 +100,12 @@ async fn submit(
         Some(id) => id.to_string(),
         None => {
             let id = new_external_order_id();
-            // Before sending, so the id survives a crash: it is what makes a rerun safe.
+            // Into the file before sending: a rerun of the same command (after a timeout, a crash)
+            // then sends the same id and cannot bill a second order.
+            record_external_id(file, &id)?;
             eprintln!(
-                "generated externalOrderId {id} ({} has none); store it with your order and pass --external-id {id} to retry safely",
+                "generated externalOrderId {id} and wrote it into {} ({} had none): rerunning this command is safe",
+                file.display(),
                 file.display()
             );
             order.external_order_id = Some(
@@ -142,6 +145,37 @@ async fn submit(
     out.table(&summary);
     out.table(&items);
     Ok(())
+}
+
+/// Writes `"externalOrderId": id` into the JSON object in `file`, leaving the rest of the text as it
+/// is, through a temporary file and a rename so a crash leaves either the old file or the new one.
+fn record_external_id(file: &Path, id: &str) -> Result<(), CliError> {
+    let failed = |e: &dyn std::fmt::Display| {
+        CliError::Usage(format!(
+            "cannot write the generated externalOrderId into {}: {e}; nothing was sent. Add an externalOrderId to the file or pass --external-id",
+            file.display()
+        ))
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| failed(&e))?;
+    let Some(open) = text.find('{') else {
+        return Err(failed(&"the file is not a JSON object"));
+    };
+    let value = serde_json::to_string(id).map_err(|e| failed(&e))?;
+    let rest = &text[open + 1..];
+    let separator = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    let updated = format!(
+        "{}{{\n  \"externalOrderId\": {value}{separator}{rest}",
+        &text[..open]
+    );
+    // The file must still be the same request plus the id.
+    serde_json::from_str::<serde_json::Value>(&updated).map_err(|e| failed(&e))?;
+    let temporary = file.with_extension("json.tmp");
+    std::fs::write(&temporary, updated).map_err(|e| failed(&e))?;
+    std::fs::rename(&temporary, file).map_err(|e| failed(&e))
 }
 
 async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), CliError> {

@@ -18,10 +18,13 @@ pub fn run(command: WebhooksCommand, global: &GlobalArgs, out: Output) -> Result
             let key = key.or_else(|| global.api_key.clone()).ok_or_else(|| {
                 CliError::Usage("missing the signing key: --key, --api-key or STORE_API_KEY".into())
             })?;
+            // Anyone can compute HMAC("", body): an empty key (an unset variable) verifies nothing.
+            let verifier = Verifier::try_new(key.expose())
+                .map_err(|e| CliError::Usage(format!("{e}; pass the store's API key")))?;
             // The exact bytes: any re-encoding would change what was signed.
             let body = std::fs::read(&file)
                 .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
-            let event = Verifier::new(key)
+            let event = verifier
                 .verify(&signature, &body)
                 .map_err(|e| CliError::Failed(format!("the delivery does not verify: {e}")))?;
             out.json(&event)?;

@@ -93,11 +93,14 @@ fn embedded_emulator_says_so_and_keeps_state_between_commands() {
     ])
     .code(0);
     let artwork_id = artwork.json()["id"].as_str().unwrap().to_owned();
+    // A copy: `submit` writes the generated externalOrderId into a file that has none.
+    let order_file = dir.path().join("order.json");
+    std::fs::copy(crate::common::data("order.json"), &order_file).unwrap();
     let submitted = run(&[
         "orders",
         "submit",
         "--file",
-        &crate::common::data("order.json"),
+        order_file.to_str().unwrap(),
         "--json",
     ])
     .code(0);

@@ -180,3 +180,13 @@ fn completions_for_every_shell() {
     }
     Run::from(bare().args(["completions", "tcsh"]).output().unwrap()).code(2);
 }
+
+// Issue 10: `--key ""` (an unset variable) would verify HMAC("", body), which anyone can compute.
+#[test]
+fn an_empty_key_is_refused() {
+    let forged = sign("", BODY.as_bytes());
+    let run = verify(&forged, Some(""), &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("empty"), "{run:?}");
+    assert!(run.stdout.is_empty(), "{run:?}");
+}

@@ -91,9 +91,18 @@ fn create_sends_one_request_and_warns_without_an_external_id() {
 #[test]
 fn submit_is_exactly_once() {
     let env = Env::start();
-    // No id in the file: one is generated and printed before sending.
+    // No id in the file: one is generated, written into the file and printed before sending.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("order.json");
+    std::fs::copy(data("order.json"), &copy).unwrap();
     let first = env
-        .run(&["orders", "submit", "--file", &data("order.json"), "--json"])
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            copy.to_str().unwrap(),
+            "--json",
+        ])
         .code(0);
     let generated = first.json()["externalOrderId"].as_str().unwrap().to_owned();
     assert!(
@@ -235,4 +244,56 @@ fn list_get_and_find() {
         not_found.stderr,
         "error: 404 Not Found: no order has externalOrderId nope\n"
     );
+}
+
+// Issue 10: the same command run twice on a file without externalOrderId (a script retrying after a
+// timeout) bills one order: the generated id is written into the file before sending.
+#[test]
+fn a_rerun_on_a_file_without_an_external_id_bills_once() {
+    let env = Env::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("order.json");
+    std::fs::copy(data("order.json"), &file).unwrap();
+    let path = file.to_str().unwrap();
+    let first = env
+        .run(&["orders", "submit", "--file", path, "--json"])
+        .code(0);
+    let second = env
+        .run(&["orders", "submit", "--file", path, "--json"])
+        .code(0);
+    assert_eq!(env.emu.order_count(&env.store), 1, "{first:?} {second:?}");
+    assert_eq!(second.json()["outcome"], "alreadyExisted");
+    assert_eq!(second.json()["order"]["id"], first.json()["order"]["id"]);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written["externalOrderId"], first.json()["externalOrderId"]);
+}
+
+// Issue 10: a reused externalOrderId with a different order is an error naming the difference, never
+// "nothing new was billed".
+#[test]
+fn a_reused_external_id_with_another_order_is_an_error() {
+    let env = Env::start();
+    env.submit("reused-1");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("other.json");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(data("order.json"))
+            .unwrap()
+            .replace("\"quantity\": 2", "\"quantity\": 5"),
+    )
+    .unwrap();
+    let run = env.run(&[
+        "orders",
+        "submit",
+        "--file",
+        file.to_str().unwrap(),
+        "--external-id",
+        "reused-1",
+    ]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(!run.stdout.contains("nothing new was billed"), "{run:?}");
+    assert!(run.stderr.contains("quantity"), "{run:?}");
+    assert_eq!(env.emu.order_count(&env.store), 1);
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{Claim, Dedupe, DedupeFuture};
+use super::{Claim, ClaimToken, Dedupe, DedupeFuture};
 
 /// How long a claim lasts if it is neither completed nor abandoned: 30 seconds.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -27,6 +27,8 @@ struct State {
     /// Insertion sequence to event id, oldest first: what to evict.
     order: BTreeMap<u64, String>,
     next_sequence: u64,
+    /// The token of the next claim: every claim gets its own.
+    next_token: u64,
 }
 
 struct Entry {
@@ -35,7 +37,7 @@ struct Entry {
 }
 
 enum Stage {
-    InProgress { since: Instant },
+    InProgress { since: Instant, token: ClaimToken },
     Done,
 }
 
@@ -72,21 +74,27 @@ impl MemoryDedupe {
 
     fn begin_now(&self, event_id: &str, now: Instant) -> Claim {
         let mut state = self.lock();
+        let token = ClaimToken::new(state.next_token);
+        state.next_token = state.next_token.wrapping_add(1);
         if let Some(entry) = state.entries.get_mut(event_id) {
             match entry.stage {
                 Stage::Done => return Claim::Duplicate,
-                Stage::InProgress { since } if now.duration_since(since) < self.lease => {
+                Stage::InProgress { since, .. } if now.duration_since(since) < self.lease => {
                     return Claim::InProgress;
                 }
-                // The previous claim outlived its lease: take it over.
+                // The previous claim outlived its lease: take it over, with a token of our own.
                 Stage::InProgress { .. } => {
-                    entry.stage = Stage::InProgress { since: now };
-                    return Claim::Fresh;
+                    entry.stage = Stage::InProgress { since: now, token };
+                    return Claim::Fresh(token);
                 }
             }
         }
-        state.insert(event_id, Stage::InProgress { since: now }, self.capacity);
-        Claim::Fresh
+        state.insert(
+            event_id,
+            Stage::InProgress { since: now, token },
+            self.capacity,
+        );
+        Claim::Fresh(token)
     }
 
     fn complete_now(&self, event_id: &str) {
@@ -98,12 +106,14 @@ impl MemoryDedupe {
         }
     }
 
-    fn abandon_now(&self, event_id: &str) {
+    fn abandon_now(&self, event_id: &str, token: ClaimToken) {
         let mut state = self.lock();
+        // Only the holder of the current claim may release it.
         if let Some(Entry {
-            stage: Stage::InProgress { .. },
+            stage: Stage::InProgress { token: held, .. },
             sequence,
         }) = state.entries.get(event_id)
+            && *held == token
         {
             let sequence = *sequence;
             state.entries.remove(event_id);
@@ -139,8 +149,8 @@ impl Dedupe for MemoryDedupe {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    fn abandon<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()> {
-        self.abandon_now(event_id);
+    fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
+        self.abandon_now(event_id, token);
         Box::pin(std::future::ready(Ok(())))
     }
 }
@@ -159,16 +169,23 @@ impl fmt::Debug for MemoryDedupe {
 mod tests {
     use super::*;
 
+    fn fresh(claim: Claim) -> ClaimToken {
+        match claim {
+            Claim::Fresh(token) => token,
+            other => panic!("expected a fresh claim, got {other:?}"),
+        }
+    }
+
     #[test]
     fn a_claim_is_fresh_then_in_progress_then_duplicate_once_complete() {
         let dedupe = MemoryDedupe::new(8);
         let now = Instant::now();
-        assert_eq!(dedupe.begin_now("e", now), Claim::Fresh);
+        let token = fresh(dedupe.begin_now("e", now));
         assert_eq!(dedupe.begin_now("e", now), Claim::InProgress);
         dedupe.complete_now("e");
         assert_eq!(dedupe.begin_now("e", now), Claim::Duplicate);
         // Abandoning a completed event does not make it processable again.
-        dedupe.abandon_now("e");
+        dedupe.abandon_now("e", token);
         assert_eq!(dedupe.begin_now("e", now), Claim::Duplicate);
     }
 
@@ -176,25 +193,41 @@ mod tests {
     fn an_abandoned_claim_is_fresh_again() {
         let dedupe = MemoryDedupe::new(8);
         let now = Instant::now();
-        assert_eq!(dedupe.begin_now("e", now), Claim::Fresh);
-        dedupe.abandon_now("e");
+        let token = fresh(dedupe.begin_now("e", now));
+        dedupe.abandon_now("e", token);
         assert!(dedupe.is_empty());
-        assert_eq!(dedupe.begin_now("e", now), Claim::Fresh);
+        fresh(dedupe.begin_now("e", now));
     }
 
     #[test]
     fn an_expired_claim_can_be_taken_over() {
         let dedupe = MemoryDedupe::new(8).with_lease(Duration::from_secs(10));
         let start = Instant::now();
-        assert_eq!(dedupe.begin_now("e", start), Claim::Fresh);
+        fresh(dedupe.begin_now("e", start));
         assert_eq!(
             dedupe.begin_now("e", start + Duration::from_secs(9)),
             Claim::InProgress
         );
+        fresh(dedupe.begin_now("e", start + Duration::from_secs(10)));
+    }
+
+    // Issue 10: a slow handler whose lease expired must not remove the claim of the delivery that took
+    // the event over.
+    #[test]
+    fn a_stale_abandon_does_not_remove_a_newer_claim() {
+        let dedupe = MemoryDedupe::new(8).with_lease(Duration::from_secs(10));
+        let start = Instant::now();
+        let slow = fresh(dedupe.begin_now("e", start));
+        let newer = fresh(dedupe.begin_now("e", start + Duration::from_secs(11)));
+        assert_ne!(slow, newer);
+        dedupe.abandon_now("e", slow);
         assert_eq!(
-            dedupe.begin_now("e", start + Duration::from_secs(10)),
-            Claim::Fresh
+            dedupe.begin_now("e", start + Duration::from_secs(12)),
+            Claim::InProgress,
+            "the newer claim still holds"
         );
+        dedupe.abandon_now("e", newer);
+        fresh(dedupe.begin_now("e", start + Duration::from_secs(12)));
     }
 
     #[test]
@@ -202,14 +235,14 @@ mod tests {
         let dedupe = MemoryDedupe::new(2);
         let now = Instant::now();
         for id in ["a", "b"] {
-            assert_eq!(dedupe.begin_now(id, now), Claim::Fresh);
+            fresh(dedupe.begin_now(id, now));
             dedupe.complete_now(id);
         }
-        assert_eq!(dedupe.begin_now("c", now), Claim::Fresh);
+        fresh(dedupe.begin_now("c", now));
         assert_eq!(dedupe.len(), 2);
         assert_eq!(dedupe.begin_now("b", now), Claim::Duplicate);
         // "a" was forgotten, so it reads as new (and evicts "b", now the oldest).
-        assert_eq!(dedupe.begin_now("a", now), Claim::Fresh);
+        fresh(dedupe.begin_now("a", now));
         assert_eq!(dedupe.len(), 2);
     }
 
@@ -217,11 +250,11 @@ mod tests {
     fn abandoning_frees_a_slot_without_confusing_eviction_order() {
         let dedupe = MemoryDedupe::new(2);
         let now = Instant::now();
-        assert_eq!(dedupe.begin_now("a", now), Claim::Fresh);
-        assert_eq!(dedupe.begin_now("b", now), Claim::Fresh);
-        dedupe.abandon_now("a");
+        let a = fresh(dedupe.begin_now("a", now));
+        fresh(dedupe.begin_now("b", now));
+        dedupe.abandon_now("a", a);
         dedupe.complete_now("b");
-        assert_eq!(dedupe.begin_now("c", now), Claim::Fresh);
+        fresh(dedupe.begin_now("c", now));
         assert_eq!(dedupe.len(), 2);
         assert_eq!(dedupe.begin_now("b", now), Claim::Duplicate);
     }
