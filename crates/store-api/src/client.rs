@@ -8,6 +8,7 @@ use store_api_raw::{ApiKey, Hooks};
 
 use crate::cache::StoreCache;
 use crate::error::{Error, Result};
+use crate::limiter::Limiter;
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
@@ -43,6 +44,8 @@ pub(crate) struct Inner {
     pub submit_policy: RetryPolicy,
     pub cache: StoreCache,
     pub limiter: RateLimiter,
+    /// What the transport asks before each request: `limiter` unless the builder was given another.
+    pub shared_limiter: Arc<dyn Limiter>,
 }
 
 impl fmt::Debug for Client {
@@ -75,6 +78,12 @@ impl Client {
     /// same store and base URL in the process).
     pub fn rate_limiter(&self) -> &RateLimiter {
         &self.inner.limiter
+    }
+
+    /// The limiter every request of this client goes through: the in-process [`RateLimiter`] unless
+    /// [`ClientBuilder::limiter`] set another (a shared, cross-process one).
+    pub fn limiter(&self) -> &Arc<dyn Limiter> {
+        &self.inner.shared_limiter
     }
 
     /// The generated transport, for calls this crate does not wrap.
@@ -124,6 +133,7 @@ pub struct ClientBuilder {
     user_agent: Option<String>,
     http: Option<reqwest::Client>,
     limiter: Option<RateLimiter>,
+    shared_limiter: Option<Arc<dyn Limiter>>,
     retry: Option<RetryPolicy>,
     submit_retry: Option<RetryPolicy>,
     cache_ttl: Option<Duration>,
@@ -185,6 +195,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Sends every request through `limiter` instead of the in-process one, for a limit shared by
+    /// several processes (`store_api_redis::RedisLimiter`). The in-process limiter (see
+    /// [`rate_limiter`](Self::rate_limiter)) is then not used by this client's requests.
+    pub fn limiter(mut self, limiter: Arc<dyn Limiter>) -> Self {
+        self.shared_limiter = Some(limiter);
+        self
+    }
+
     /// Retry policy of reads and of requests nothing was processed for (default [`RetryPolicy::default`]).
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
@@ -237,7 +255,12 @@ impl ClientBuilder {
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
-        let transport = ClientTransport::new(limiter.clone(), self.retry.unwrap_or_default());
+        let shared_limiter: Arc<dyn Limiter> = match self.shared_limiter {
+            Some(shared) => shared,
+            None => Arc::new(limiter.clone()),
+        };
+        let transport =
+            ClientTransport::new(shared_limiter.clone(), self.retry.unwrap_or_default());
         let raw = store_api_raw::Client::new_with_client(
             &base_url,
             http,
@@ -256,6 +279,7 @@ impl ClientBuilder {
                 submit_policy,
                 cache: StoreCache::new(self.cache_ttl.unwrap_or(Duration::from_secs(300))),
                 limiter,
+                shared_limiter,
             }),
         })
     }

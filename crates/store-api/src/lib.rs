@@ -4,6 +4,7 @@
 mod cache;
 mod client;
 mod error;
+mod limiter;
 pub mod model;
 mod pages;
 mod query;
@@ -22,6 +23,7 @@ pub use query::{
     ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery,
     ProductSort,
 };
+pub use limiter::{Limiter, LimiterFuture};
 pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Orders, Products};
 pub use retry::RetryPolicy;

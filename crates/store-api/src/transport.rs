@@ -7,13 +7,13 @@ use store_api_raw::hooks::{Transport, TransportFuture};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::ratelimit::RateLimiter;
+use crate::limiter::Limiter;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 
 /// Plugs the limiter and the retry policy into the generated client (`store_api_raw::Transport`).
 #[derive(Debug)]
 pub(crate) struct ClientTransport {
-    pub limiter: RateLimiter,
+    pub limiter: Arc<dyn Limiter>,
     pub policy: RetryPolicy,
 }
 
@@ -29,7 +29,7 @@ impl Transport for ClientTransport {
 }
 
 impl ClientTransport {
-    pub fn new(limiter: RateLimiter, policy: RetryPolicy) -> Arc<ClientTransport> {
+    pub fn new(limiter: Arc<dyn Limiter>, policy: RetryPolicy) -> Arc<ClientTransport> {
         Arc::new(ClientTransport { limiter, policy })
     }
 
@@ -66,12 +66,13 @@ impl ClientTransport {
                     let headers = response.headers();
                     if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
                         span.record("rate_limit_remaining", remaining);
-                        self.limiter.observe_remaining(remaining);
+                        self.limiter.observe_remaining(remaining).await;
                     }
                     let retry_after = header_u64(headers, "retry-after").map(Duration::from_secs);
                     if status == 429 {
                         self.limiter
-                            .pause_for(retry_after.unwrap_or(Duration::from_secs(1)));
+                            .pause_for(retry_after.unwrap_or(Duration::from_secs(1)))
+                            .await;
                     }
                     Outcome::Status(status, retry_after)
                 }
