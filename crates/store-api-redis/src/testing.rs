@@ -104,10 +104,11 @@ impl RedisServer {
             .stderr(Stdio::null());
         let child = command.spawn()?;
         self.child = Some(child);
-        // Ready when the socket accepts a connection.
+        // Ready when it answers PING with PONG: it accepts connections while still loading its
+        // append-only file, and answers `-LOADING` until then.
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if std::os::unix::net::UnixStream::connect(self.socket()).is_ok() {
+            if ping(&self.socket()) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -124,6 +125,18 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+fn ping(socket: &Path) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut answer = [0u8; 5];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut answer).is_ok()
+        && &answer == b"+PONG"
 }
 
 /// Whether `redis-server` is on the path.
