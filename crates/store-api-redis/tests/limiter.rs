@@ -145,12 +145,21 @@ async fn a_redis_restart_falls_back_then_restores_the_bucket() {
     assert!(started.elapsed() >= Duration::from_millis(300), "the known slots were honoured");
 
     server.restart().unwrap();
+    // The connection manager notices the dead connection on the first command and reconnects.
+    for _ in 0..20 {
+        limiter.acquire().await;
+        if !limiter.in_outage() {
+            break;
+        }
+    }
+    assert!(!limiter.in_outage(), "back on Redis");
+    // The restarted Redis is empty, yet no new burst: what this process knew was carried over, so
+    // the next two tokens still come one interval apart.
     let started = Instant::now();
     limiter.acquire().await;
-    assert!(!limiter.in_outage(), "back on Redis");
-    // The restarted Redis is empty, yet no new burst: the fallback's token was carried over.
+    limiter.acquire().await;
     assert!(
-        started.elapsed() >= Duration::from_millis(300),
+        started.elapsed() >= Duration::from_millis(700),
         "no fresh burst after the restart: {:?}",
         started.elapsed()
     );
