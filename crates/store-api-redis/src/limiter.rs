@@ -1,7 +1,7 @@
 //! The store's rate limit shared by every process, on Redis.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -108,6 +108,7 @@ struct Inner {
     pause: Script,
     known: Mutex<Known>,
     outage: AtomicBool,
+    fallback_tokens: AtomicU64,
 }
 
 /// What this process last learnt of the shared state, in µs of the server's clock.
@@ -174,6 +175,11 @@ impl RedisLimiter {
     /// The Redis key of the bucket (the pause key is the same with `:pause`).
     pub fn key(&self) -> &str {
         &self.inner.tat_key
+    }
+
+    /// How many tokens the in-process fallback granted so far (requests sent during outages).
+    pub fn fallback_tokens(&self) -> u64 {
+        self.inner.fallback_tokens.load(Ordering::Relaxed)
     }
 
     /// Whether the last Redis exchange failed (the limiter is falling back or waiting).
@@ -243,6 +249,7 @@ impl RedisLimiter {
             tokio::time::sleep(Duration::from_micros((known.gate - now).unsigned_abs())).await;
         }
         self.inner.fallback.acquire().await;
+        self.inner.fallback_tokens.fetch_add(1, Ordering::Relaxed);
         let sent = local_micros() + known.offset;
         let burst = i64::from(self.inner.burst);
         self.learn(|k| k.tat = k.tat.max(sent + burst * interval));
@@ -403,6 +410,7 @@ impl RedisLimiterBuilder {
                 pause: Script::new(PAUSE),
                 known: Mutex::new(Known::default()),
                 outage: AtomicBool::new(false),
+                fallback_tokens: AtomicU64::new(0),
             }),
         })
     }
