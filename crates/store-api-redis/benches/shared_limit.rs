@@ -101,7 +101,12 @@ async fn conduct(calls: u32) -> Result<(), BoxError> {
         .start()
         .await?;
     let mut results = Vec::new();
+    // `SHARED_LIMIT_MODES=restart` (say) runs only some of the runs, for a diagnosis.
+    let only = std::env::var("SHARED_LIMIT_MODES").unwrap_or_default();
     for mode in [Mode::Shared, Mode::Unshared, Mode::Restart] {
+        if !only.is_empty() && !only.split(',').any(|m| m == mode.name()) {
+            continue;
+        }
         // Stores are independent buckets on the emulator: give each run a full one by waiting it out.
         tokio::time::sleep(Duration::from_secs(6)).await;
         let run = run(mode, calls, &emulator, &mut redis).await?;

@@ -16,7 +16,9 @@ use crate::error::RedisError;
 /// KEYS: 1 the bucket's TAT (theoretical arrival time, µs of the server's clock), 2 the pause (µs until
 /// which nothing may be sent). ARGV: 1 interval µs, 2 burst, 3 the caller's floor for the TAT, 4 its
 /// floor for the pause. The floors are what this caller last saw: after a Redis restart (keys lost) the
-/// first callers put the state back instead of granting a fresh burst the service does not have.
+/// first callers put the state back instead of granting a fresh burst the service does not have; the
+/// first of them also skips a burst's worth of slots, which other replicas may have reserved after the
+/// last answer this caller saw.
 ///
 /// Every call takes the next slot (`TAT` advances by one interval) and answers how long to wait for
 /// it, so callers are served in the order they arrived, whichever replica they are in: no polling, no
@@ -29,7 +31,17 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local tat = math.max(tonumber(redis.call('GET', KEYS[1])) or 0, tonumber(ARGV[3]))
+local stored = tonumber(redis.call('GET', KEYS[1]))
+local floor = tonumber(ARGV[3])
+local tat
+if stored == nil and floor > now then
+  -- Gone although this caller saw slots reserved past now (the key outlives its TAT): Redis lost its
+  -- data. Other replicas may hold up to a burst of slots past what this caller saw; skip them rather
+  -- than hand them out twice.
+  tat = floor + burst * interval
+else
+  tat = math.max(stored or 0, floor)
+end
 local pause = math.max(tonumber(redis.call('GET', KEYS[2])) or 0, tonumber(ARGV[4]))
 tat = math.max(tat, now, pause + (burst - 1) * interval)
 local new_tat = tat + interval
@@ -238,8 +250,8 @@ impl RedisLimiter {
     }
 
     /// The in-process fallback. It first lets the slots already handed out by Redis pass (the service's
-    /// bucket is full again at the last TAT this process saw, plus one slot per other replica that may
-    /// have reserved after it), then sends at `1 / replicas` of the rate. Each token sent pushes the
+    /// bucket is full again at the last TAT this process saw, plus a burst's worth of slots other
+    /// replicas may have reserved after it), then sends at `1 / replicas` of the rate. Each token sent pushes the
     /// floor this process will give Redis when it is back: the service's bucket may be empty by then.
     async fn acquire_fallback(&self) {
         let known = self.known();
@@ -306,9 +318,11 @@ impl RedisLimiter {
 
     fn failed(&self, error: &RedisError) {
         if !self.inner.outage.swap(true, Ordering::Relaxed) {
+            // Other replicas may have reserved slots after the last answer this one saw: skip a
+            // burst's worth (at least one per other replica) before sending on the fallback.
             let interval = micros(self.inner.interval);
-            let others = i64::from(self.inner.replicas.saturating_sub(1));
-            self.learn(|k| k.gate = k.tat.max(k.pause) + others * interval);
+            let unseen = i64::from(self.inner.replicas.saturating_sub(1).max(self.inner.burst));
+            self.learn(|k| k.gate = k.tat.max(k.pause) + unseen * interval);
             match self.inner.on_error {
                 OnRedisError::FallBack => tracing::warn!(
                     key = %self.inner.tat_key,
