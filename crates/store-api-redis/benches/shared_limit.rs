@@ -185,10 +185,10 @@ async fn run(
         let kill_at = start_at + (minimum * 400.0) as u64;
         tokio::time::sleep(Duration::from_millis(kill_at.saturating_sub(unix_ms()))).await;
         redis.stop();
-        eprintln!("   redis-server killed");
+        eprintln!("   redis-server killed at {} ms", unix_ms());
         tokio::time::sleep(Duration::from_secs(1)).await;
         redis.restart()?;
-        eprintln!("   redis-server started again (empty)");
+        eprintln!("   redis-server started again (empty) at {} ms", unix_ms());
     }
     let mut total = Run::default();
     let mut end = start_at;
@@ -300,6 +300,9 @@ impl Limiter for Counting {
 
     fn pause_for(&self, duration: Duration) -> LimiterFuture<'_> {
         self.refused.fetch_add(1, Ordering::SeqCst);
+        if std::env::var("SHARED_LIMIT_TRACE").is_ok() {
+            eprintln!("   429 at {} ms (pid {})", unix_ms(), std::process::id());
+        }
         self.inner.pause_for(duration)
     }
 

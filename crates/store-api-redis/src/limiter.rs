@@ -15,10 +15,10 @@ use crate::error::RedisError;
 ///
 /// KEYS: 1 the bucket's TAT (theoretical arrival time, µs of the server's clock), 2 the pause (µs until
 /// which nothing may be sent). ARGV: 1 interval µs, 2 burst, 3 the caller's floor for the TAT, 4 its
-/// floor for the pause. The floors are what this caller last saw: after a Redis restart (keys lost) the
+/// floor for the pause, 5 how many slots other replicas may hold past the caller's floor. The floors are what this caller last saw: after a Redis restart (keys lost) the
 /// first callers put the state back instead of granting a fresh burst the service does not have; the
-/// first of them also skips a burst's worth of slots, which other replicas may have reserved after the
-/// last answer this caller saw.
+/// first of them also skips the slots other replicas may have reserved after the last answer it saw
+/// (estimated as `replicas − 1` times its own waiting callers, at least a burst).
 ///
 /// Every call takes the next slot (`TAT` advances by one interval) and answers how long to wait for
 /// it, so callers are served in the order they arrived, whichever replica they are in: no polling, no
@@ -36,9 +36,9 @@ local floor = tonumber(ARGV[3])
 local tat
 if stored == nil and floor > now then
   -- Gone although this caller saw slots reserved past now (the key outlives its TAT): Redis lost its
-  -- data. Other replicas may hold up to a burst of slots past what this caller saw; skip them rather
-  -- than hand them out twice.
-  tat = floor + burst * interval
+  -- data. Other replicas may hold slots past what this caller saw (ARGV[5], the caller's estimate);
+  -- skip them rather than hand them out twice.
+  tat = floor + tonumber(ARGV[5]) * interval
 else
   tat = math.max(stored or 0, floor)
 end
@@ -121,6 +121,8 @@ struct Inner {
     known: Mutex<Known>,
     outage: AtomicBool,
     fallback_tokens: AtomicU64,
+    /// Callers of this process holding a reservation and sleeping until its slot.
+    waiting: AtomicU64,
 }
 
 /// What this process last learnt of the shared state, in µs of the server's clock.
@@ -205,6 +207,7 @@ impl RedisLimiter {
                 Ok(wait) => {
                     self.recovered();
                     if !wait.is_zero() {
+                        let _waiting = Waiting::new(&self.inner.waiting);
                         tokio::time::sleep(wait).await;
                     }
                     return;
@@ -235,7 +238,8 @@ impl RedisLimiter {
                     .arg(interval)
                     .arg(self.inner.burst)
                     .arg(known.tat)
-                    .arg(known.pause),
+                    .arg(known.pause)
+                    .arg(self.unseen_slots()),
             )
             .await?;
         let [wait, tat, pause, now] = answer[..] else {
@@ -250,15 +254,27 @@ impl RedisLimiter {
     }
 
     /// The in-process fallback. It first lets the slots already handed out by Redis pass (the service's
-    /// bucket is full again at the last TAT this process saw, plus a burst's worth of slots other
-    /// replicas may have reserved after it), then sends at `1 / replicas` of the rate. Each token sent pushes the
-    /// floor this process will give Redis when it is back: the service's bucket may be empty by then.
+    /// bucket is full again at the last TAT this process saw, plus the slots other replicas may have
+    /// reserved after it), then sends at `1 / replicas` of the rate. Each token sent pushes the floor
+    /// this process will give Redis when it is back: the service's bucket may be empty by then.
     async fn acquire_fallback(&self) {
         let known = self.known();
         let interval = micros(self.inner.interval);
-        let now = local_micros() + known.offset;
-        if known.gate > now {
-            tokio::time::sleep(Duration::from_micros((known.gate - now).unsigned_abs())).await;
+        // Wait for the gate, asking Redis again meanwhile: if it is back, the shared schedule serves
+        // this caller, and nothing is sent beside it.
+        loop {
+            let now = local_micros() + known.offset;
+            if known.gate <= now {
+                break;
+            }
+            let remaining = Duration::from_micros((known.gate - now).unsigned_abs());
+            tokio::time::sleep(remaining.min(Duration::from_millis(250))).await;
+            if let Ok(wait) = self.reserve().await {
+                self.recovered();
+                let _waiting = Waiting::new(&self.inner.waiting);
+                tokio::time::sleep(wait).await;
+                return;
+            }
         }
         self.inner.fallback.acquire().await;
         self.inner.fallback_tokens.fetch_add(1, Ordering::Relaxed);
@@ -298,6 +314,20 @@ impl RedisLimiter {
         }
     }
 
+    /// How many slots other replicas may hold past the last TAT this one saw: as many callers as this
+    /// replica has waiting, in each other replica (replicas share a store's load alike), and at least
+    /// a burst.
+    fn unseen_slots(&self) -> i64 {
+        // One more than are waiting: the caller asking now has just been served too.
+        let waiting = i64::try_from(self.inner.waiting.load(Ordering::Relaxed))
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
+        let others = i64::from(self.inner.replicas.saturating_sub(1));
+        others
+            .saturating_mul(waiting)
+            .max(i64::from(self.inner.burst))
+    }
+
     fn known(&self) -> Known {
         *self
             .inner
@@ -318,10 +348,10 @@ impl RedisLimiter {
 
     fn failed(&self, error: &RedisError) {
         if !self.inner.outage.swap(true, Ordering::Relaxed) {
-            // Other replicas may have reserved slots after the last answer this one saw: skip a
-            // burst's worth (at least one per other replica) before sending on the fallback.
+            // Other replicas may have reserved slots after the last answer this one saw: skip them
+            // before sending on the fallback.
             let interval = micros(self.inner.interval);
-            let unseen = i64::from(self.inner.replicas.saturating_sub(1).max(self.inner.burst));
+            let unseen = self.unseen_slots();
             self.learn(|k| k.gate = k.tat.max(k.pause) + unseen * interval);
             match self.inner.on_error {
                 OnRedisError::FallBack => tracing::warn!(
@@ -425,8 +455,25 @@ impl RedisLimiterBuilder {
                 known: Mutex::new(Known::default()),
                 outage: AtomicBool::new(false),
                 fallback_tokens: AtomicU64::new(0),
+                waiting: AtomicU64::new(0),
             }),
         })
+    }
+}
+
+/// Counts a caller waiting for its slot while it lives (dropped futures included).
+struct Waiting<'a>(&'a AtomicU64);
+
+impl<'a> Waiting<'a> {
+    fn new(counter: &'a AtomicU64) -> Waiting<'a> {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Waiting(counter)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
