@@ -18,7 +18,7 @@ use crate::error::RedisError;
 /// floor for the pause, 5 how many slots other replicas may hold past the caller's floor. The floors are what this caller last saw: after a Redis restart (keys lost) the
 /// first callers put the state back instead of granting a fresh burst the service does not have; the
 /// first of them also skips the slots other replicas may have reserved after the last answer it saw
-/// (estimated as `replicas − 1` times its own waiting callers, at least a burst).
+/// (estimated as `replicas − 1` times its own waiting callers, plus a burst).
 ///
 /// Every call takes the next slot (`TAT` advances by one interval) and answers how long to wait for
 /// it, so callers are served in the order they arrived, whichever replica they are in: no polling, no
@@ -315,8 +315,8 @@ impl RedisLimiter {
     }
 
     /// How many slots other replicas may hold past the last TAT this one saw: as many callers as this
-    /// replica has waiting, in each other replica (replicas share a store's load alike), and at least
-    /// a burst.
+    /// replica has waiting, in each other replica (replicas share a store's load alike), plus a burst
+    /// for the estimate's error. Only used after Redis lost its data, or for the fallback's start.
     fn unseen_slots(&self) -> i64 {
         // One more than are waiting: the caller asking now has just been served too.
         let waiting = i64::try_from(self.inner.waiting.load(Ordering::Relaxed))
@@ -325,7 +325,7 @@ impl RedisLimiter {
         let others = i64::from(self.inner.replicas.saturating_sub(1));
         others
             .saturating_mul(waiting)
-            .max(i64::from(self.inner.burst))
+            .saturating_add(i64::from(self.inner.burst))
     }
 
     fn known(&self) -> Known {
