@@ -156,10 +156,7 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
     let proxy = proxy(addrs.clone()).await?;
     emulator.set_webhooks(
         &store.id,
-        BTreeMap::from([(
-            "orders_create".to_owned(),
-            format!("http://{proxy}/hooks"),
-        )]),
+        BTreeMap::from([("orders_create".to_owned(), format!("http://{proxy}/hooks"))]),
     )?;
 
     let client = Client::builder()
@@ -195,16 +192,15 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     children[1].kill().await?;
-    eprintln!("receiver 1 killed after {} events", created.load(Ordering::SeqCst));
+    eprintln!(
+        "receiver 1 killed after {} events",
+        created.load(Ordering::SeqCst)
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     children[1] = spawn(1)?;
     wait_listening(addrs[1]).await?;
     eprintln!("receiver 1 started again");
-    let creation_errors = creating
-        .await?
-        .into_iter()
-        .filter(Result::is_err)
-        .count();
+    let creation_errors = creating.await?.into_iter().filter(Result::is_err).count();
 
     // Wait until every event got a 2xx, or its five attempts are spent.
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -216,7 +212,10 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
             entry.0 |= d.status.is_some_and(|s| (200..300).contains(&s));
             entry.1 = entry.1.max(d.attempt);
         }
-        let settled = per_event.values().filter(|(ok, attempts)| *ok || *attempts >= 5).count();
+        let settled = per_event
+            .values()
+            .filter(|(ok, attempts)| *ok || *attempts >= 5)
+            .count();
         if (settled >= events && per_event.len() >= events) || Instant::now() > deadline {
             let delivered = per_event.values().filter(|(ok, _)| *ok).count();
             break (delivered, per_event.into_keys().collect::<Vec<_>>());
@@ -236,9 +235,15 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
             *processed.entry(id.to_owned()).or_default() += 1;
         }
     }
-    let once = emitted.iter().filter(|id| processed.get(*id) == Some(&1)).count();
+    let once = emitted
+        .iter()
+        .filter(|id| processed.get(*id) == Some(&1))
+        .count();
     let duplicates = processed.values().filter(|&&n| n > 1).count();
-    let lost = emitted.iter().filter(|id| !processed.contains_key(*id)).count();
+    let lost = emitted
+        .iter()
+        .filter(|id| !processed.contains_key(*id))
+        .count();
     let attempts = emulator.webhook_deliveries(&store.id)?.len();
     emulator.shutdown().await;
 
@@ -255,7 +260,10 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
     println!("receivers_creation_errors={creation_errors}");
     println!("receivers_wall_s={:.3}", wall.as_secs_f64());
     let passed = once == events && duplicates == 0 && lost == 0;
-    println!("receivers targets: {}", if passed { "PASS" } else { "MISS" });
+    println!(
+        "receivers targets: {}",
+        if passed { "PASS" } else { "MISS" }
+    );
     Ok(())
 }
 
@@ -291,8 +299,9 @@ async fn proxy(backends: Vec<SocketAddr>) -> Result<SocketAddr, BoxError> {
             }
         }
         match request.send().await {
-            Ok(response) => StatusCode::from_u16(response.status().as_u16())
-                .unwrap_or(StatusCode::BAD_GATEWAY),
+            Ok(response) => {
+                StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY)
+            }
             Err(_) => StatusCode::BAD_GATEWAY,
         }
     }
@@ -303,7 +312,9 @@ async fn proxy(backends: Vec<SocketAddr>) -> Result<SocketAddr, BoxError> {
             .timeout(Duration::from_secs(5))
             .build()?,
     };
-    let app = Router::new().route("/hooks", post(forward)).with_state(state);
+    let app = Router::new()
+        .route("/hooks", post(forward))
+        .with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, app).await });

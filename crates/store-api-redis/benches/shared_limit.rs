@@ -148,7 +148,10 @@ async fn conduct(calls: u32) -> Result<(), BoxError> {
     println!("shared_limit_processes={PROCESSES}");
     println!("shared_limit_tasks={TASKS}");
     println!("shared_limit_calls={calls}");
-    println!("shared limit targets: {}", if passed { "PASS" } else { "MISS" });
+    println!(
+        "shared limit targets: {}",
+        if passed { "PASS" } else { "MISS" }
+    );
     Ok(())
 }
 
@@ -170,7 +173,14 @@ async fn run(
             .env("SL_BASE_URL", emulator.base_url())
             .env("SL_STORE", &store.id)
             .env("SL_KEY", &store.api_key)
-            .env("SL_REDIS", if mode == Mode::Unshared { String::new() } else { redis.url() })
+            .env(
+                "SL_REDIS",
+                if mode == Mode::Unshared {
+                    String::new()
+                } else {
+                    redis.url()
+                },
+            )
             // A fresh bucket per run, as a fresh store would have.
             .env("SL_PREFIX", format!("bench:{}:{}", mode.name(), start_at))
             .env("SL_CALLS", calls.to_string())

@@ -26,7 +26,10 @@ impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The connection info may hold a password: show only where it goes.
         f.debug_struct("Connection")
-            .field("addr", &self.client.get_connection_info().addr().to_string())
+            .field(
+                "addr",
+                &self.client.get_connection_info().addr().to_string(),
+            )
             .field("timeout", &self.timeout)
             .finish()
     }

@@ -45,8 +45,14 @@ async fn done_markers_are_kept_at_least_fourteen_days() {
 async fn only_the_owner_abandons() {
     let Some(server) = redis() else { return };
     let lease = Duration::from_millis(200);
-    let a = RedisDedupe::builder(server.url()).lease(lease).build().unwrap();
-    let b = RedisDedupe::builder(server.url()).lease(lease).build().unwrap();
+    let a = RedisDedupe::builder(server.url())
+        .lease(lease)
+        .build()
+        .unwrap();
+    let b = RedisDedupe::builder(server.url())
+        .lease(lease)
+        .build()
+        .unwrap();
     assert_eq!(a.begin("evt_2").await.unwrap(), Claim::Fresh);
     // b never claimed it: its abandon changes nothing.
     b.abandon("evt_2").await.unwrap();
@@ -65,8 +71,14 @@ async fn only_the_owner_abandons() {
 async fn an_expired_lease_lets_another_replica_process() {
     let Some(server) = redis() else { return };
     let lease = Duration::from_millis(150);
-    let a = RedisDedupe::builder(server.url()).lease(lease).build().unwrap();
-    let b = RedisDedupe::builder(server.url()).lease(lease).build().unwrap();
+    let a = RedisDedupe::builder(server.url())
+        .lease(lease)
+        .build()
+        .unwrap();
+    let b = RedisDedupe::builder(server.url())
+        .lease(lease)
+        .build()
+        .unwrap();
     assert_eq!(a.begin("evt_3").await.unwrap(), Claim::Fresh);
     // a dies without completing.
     drop(a);
@@ -96,14 +108,19 @@ async fn fails_closed_when_redis_is_gone() {
     })
     .await;
     assert!(outcome.is_err());
-    assert!(!*ran.lock().unwrap(), "the handler never runs without the store");
+    assert!(
+        !*ran.lock().unwrap(),
+        "the handler never runs without the store"
+    );
 }
 
 /// With persistence on, a Redis restart keeps the done markers: a delivery retried after the restart is
 /// still a duplicate.
 #[tokio::test]
 async fn a_persistent_redis_restart_keeps_done_markers() {
-    let Some(mut server) = persistent_redis() else { return };
+    let Some(mut server) = persistent_redis() else {
+        return;
+    };
     let a = dedupe(&server.url());
     assert_eq!(a.begin("evt_5").await.unwrap(), Claim::Fresh);
     a.complete("evt_5").await.unwrap();

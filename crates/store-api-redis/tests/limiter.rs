@@ -142,7 +142,10 @@ async fn a_redis_restart_falls_back_then_restores_the_bucket() {
         .await
         .expect("the fallback answers");
     assert!(limiter.in_outage());
-    assert!(started.elapsed() >= Duration::from_millis(300), "the known slots were honoured");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the known slots were honoured"
+    );
 
     server.restart().unwrap();
     // The connection manager notices the dead connection on the first command and reconnects.

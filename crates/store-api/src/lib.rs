@@ -18,12 +18,12 @@ pub mod validate;
 pub use cache::StoreSnapshot;
 pub use client::{Client, ClientBuilder, VERSION_PATH};
 pub use error::{Error, Result};
+pub use limiter::{Limiter, LimiterFuture};
 pub use pages::Page;
 pub use query::{
     ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery,
     ProductSort,
 };
-pub use limiter::{Limiter, LimiterFuture};
 pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Orders, Products};
 pub use retry::RetryPolicy;

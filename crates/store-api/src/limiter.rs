@@ -79,7 +79,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_in_process_limiter_is_a_limiter() {
-        let limiter: Arc<dyn Limiter> = Arc::new(RateLimiter::with_rate(2, Duration::from_secs(60)));
+        let limiter: Arc<dyn Limiter> =
+            Arc::new(RateLimiter::with_rate(2, Duration::from_secs(60)));
         limiter.acquire().await;
         limiter.acquire().await;
         limiter.observe_remaining(5).await;

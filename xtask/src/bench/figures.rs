@@ -290,8 +290,13 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             0,
         )
         .target(Target::Equals(0.0), Gate::ZeroTolerance),
-        Figure::new("3 receivers on Redis, one killed: lost", "receivers_lost", "", 0)
-            .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "3 receivers on Redis, one killed: lost",
+            "receivers_lost",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
         Figure::new("exactly-once: orders held", "exactly_once_orders", "", 0).target(
             Target::Equals(exactly_once_calls(mode)),
             Gate::ZeroTolerance,
