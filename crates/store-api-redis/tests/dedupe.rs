@@ -1,4 +1,5 @@
 //! `RedisDedupe` against a private `redis-server`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

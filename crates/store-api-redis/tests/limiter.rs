@@ -1,4 +1,5 @@
 //! `RedisLimiter` against a private `redis-server` and the emulator with the service's limit.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
