@@ -8,6 +8,7 @@ use store_api_raw::{ApiKey, Hooks};
 
 use crate::cache::StoreCache;
 use crate::error::{Error, Result};
+use crate::limiter::Limiter;
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
@@ -50,6 +51,8 @@ pub(crate) struct Inner {
     pub cache: StoreCache,
     pub limiter: RateLimiter,
     pub transport: Arc<ClientTransport>,
+    /// What the transport asks before each request: `limiter` unless the builder was given another.
+    pub shared_limiter: Arc<dyn Limiter>,
 }
 
 impl fmt::Debug for Client {
@@ -82,6 +85,12 @@ impl Client {
     /// same store and base URL in the process).
     pub fn rate_limiter(&self) -> &RateLimiter {
         &self.inner.limiter
+    }
+
+    /// The limiter every request of this client goes through: the in-process [`RateLimiter`] unless
+    /// [`ClientBuilder::limiter`] set another (a shared, cross-process one).
+    pub fn limiter(&self) -> &Arc<dyn Limiter> {
+        &self.inner.shared_limiter
     }
 
     /// The generated transport, for calls this crate does not wrap.
@@ -131,6 +140,7 @@ pub struct ClientBuilder {
     user_agent: Option<String>,
     http: Option<reqwest::Client>,
     limiter: Option<RateLimiter>,
+    shared_limiter: Option<Arc<dyn Limiter>>,
     retry: Option<RetryPolicy>,
     submit_retry: Option<RetryPolicy>,
     cache_ttl: Option<Duration>,
@@ -190,6 +200,14 @@ impl ClientBuilder {
     /// process already share one).
     pub fn rate_limiter(mut self, limiter: RateLimiter) -> Self {
         self.limiter = Some(limiter);
+        self
+    }
+
+    /// Sends every request through `limiter` instead of the in-process one, for a limit shared by
+    /// several processes (`store_api_redis::RedisLimiter`). The in-process limiter (see
+    /// [`rate_limiter`](Self::rate_limiter)) is then not used by this client's requests.
+    pub fn limiter(mut self, limiter: Arc<dyn Limiter>) -> Self {
+        self.shared_limiter = Some(limiter);
         self
     }
 
@@ -253,8 +271,12 @@ impl ClientBuilder {
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
+        let shared_limiter: Arc<dyn Limiter> = match self.shared_limiter {
+            Some(shared) => shared,
+            None => Arc::new(limiter.clone()),
+        };
         let transport = ClientTransport::new(
-            limiter.clone(),
+            shared_limiter.clone(),
             self.retry.unwrap_or_default(),
             self.max_pause.unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE),
         );
@@ -277,6 +299,7 @@ impl ClientBuilder {
                 cache: StoreCache::new(self.cache_ttl.unwrap_or(Duration::from_secs(300))),
                 limiter,
                 transport,
+                shared_limiter,
             }),
         })
     }

@@ -4,6 +4,7 @@
 mod cache;
 mod client;
 mod error;
+mod limiter;
 pub mod model;
 mod pages;
 mod query;
@@ -17,6 +18,7 @@ pub mod validate;
 pub use cache::StoreSnapshot;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_RATE_LIMIT_PAUSE, VERSION_PATH};
 pub use error::{Error, Result};
+pub use limiter::{Limiter, LimiterFuture};
 pub use pages::Page;
 pub use query::{
     ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery,

@@ -7,13 +7,13 @@ use store_api_raw::hooks::{Transport, TransportFuture};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::ratelimit::RateLimiter;
+use crate::limiter::Limiter;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 
 /// Plugs the limiter and the retry policy into the generated client (`store_api_raw::Transport`).
 #[derive(Debug)]
 pub(crate) struct ClientTransport {
-    pub limiter: RateLimiter,
+    pub limiter: Arc<dyn Limiter>,
     pub policy: RetryPolicy,
     /// The longest store-wide pause one 429 can impose.
     pub max_pause: Duration,
@@ -32,7 +32,7 @@ impl Transport for ClientTransport {
 
 impl ClientTransport {
     pub fn new(
-        limiter: RateLimiter,
+        limiter: Arc<dyn Limiter>,
         policy: RetryPolicy,
         max_pause: Duration,
     ) -> Arc<ClientTransport> {
@@ -115,13 +115,13 @@ impl ClientTransport {
                 let headers = response.headers();
                 if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
                     span.record("rate_limit_remaining", remaining);
-                    self.limiter.observe_remaining(remaining);
+                    self.limiter.observe_remaining(remaining).await;
                 }
                 let retry_after = crate::error::retry_after(headers);
                 if status == 429 {
                     // Capped: one absurd header must not park every client of the store.
                     let pause = retry_after.unwrap_or(Duration::from_secs(1));
-                    self.limiter.pause_for(pause.min(self.max_pause));
+                    self.limiter.pause_for(pause.min(self.max_pause)).await;
                 }
                 Outcome::Status(status, retry_after)
             }

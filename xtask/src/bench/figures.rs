@@ -203,6 +203,14 @@ pub fn exactly_once_calls(mode: Mode) -> f64 {
     }
 }
 
+/// Webhook events of the receivers figure in each mode (the bench's own sizes).
+pub fn receiver_events(mode: Mode) -> f64 {
+    match mode {
+        Mode::Quick => 300.0,
+        Mode::Full => 1_000.0,
+    }
+}
+
 /// Margin of the ratio figures: a ratio is measured side by side in one process, so both sides share
 /// the machine's noise; what is left is a few percent between runs.
 const RATIO_MARGIN: f64 = 0.05;
@@ -394,6 +402,72 @@ pub fn all(mode: Mode) -> Vec<Figure> {
         Figure::new("rate-limit 429 responses", "rate_limit_429", "", 0)
             .target(Target::Equals(0.0), Gate::ZeroTolerance),
         Figure::new("rate-limit requests", "rate_limit_requests", "", 0),
+        Figure::new(
+            "shared limit, 4 processes × 8 tasks on Redis (wall ÷ theoretical minimum)",
+            "shared_limit_shared_ratio",
+            "",
+            4,
+        )
+        .target(Target::AtMost(1.05), Gate::Margin(RATIO_MARGIN)),
+        Figure::new(
+            "shared limit, 4 processes on Redis: 429 responses",
+            "shared_limit_shared_429",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "4 processes without a shared limit: 429 responses",
+            "shared_limit_unshared_429",
+            "",
+            0,
+        ),
+        Figure::new(
+            "4 processes without a shared limit (wall ÷ theoretical minimum)",
+            "shared_limit_unshared_ratio",
+            "",
+            4,
+        ),
+        Figure::new(
+            "shared limit, Redis restarted mid-run: 429 responses",
+            "shared_limit_restart_429",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "shared limit, Redis restarted mid-run: requests through the fallback",
+            "shared_limit_restart_fallback",
+            "",
+            0,
+        ),
+        Figure::new(
+            "shared limit, Redis restarted mid-run (wall ÷ theoretical minimum)",
+            "shared_limit_restart_ratio",
+            "",
+            4,
+        ),
+        Figure::new(
+            "3 receivers on Redis, one killed: events processed once",
+            "receivers_processed_once",
+            "",
+            0,
+        )
+        .target(Target::Equals(receiver_events(mode)), Gate::ZeroTolerance),
+        Figure::new(
+            "3 receivers on Redis, one killed: duplicates",
+            "receivers_duplicates",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "3 receivers on Redis, one killed: lost",
+            "receivers_lost",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
         Figure::new("exactly-once: orders held", "exactly_once_orders", "", 0).target(
             Target::Equals(exactly_once_calls(mode)),
             Gate::ZeroTolerance,

@@ -326,6 +326,31 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
     );
     let _ = writeln!(
         out,
+        "- **Rate limit shared by processes** (`store-api-redis/benches/shared_limit.rs`): 4 OS processes \
+         × 8 tasks × {} `GET /status` calls on one store ({} requests here), against the emulator with the \
+         service's limit and a private `redis-server`, all starting at one instant. Shared: every process \
+         uses a `RedisLimiter`; unshared: each its own in-process limiter (today's default); restart: \
+         shared, with Redis killed at 40% of the run and started again, empty, a second later (the \
+         processes fall back to 1/4 of the limit each meanwhile). Figure: wall time ÷ `(requests − 10) / \
+         2` s; 429s counted in each process (the transport calls the limiter's `pause_for` for 429s \
+         only).",
+        if quick { 2 } else { 4 },
+        number("shared_limit_shared_requests")
+    );
+    let _ = writeln!(
+        out,
+        "- **Webhooks once across receivers** (`store-api-redis/benches/receivers.rs`): {} orders \
+         created, one `orders_create` event each, delivered by the emulator (retries 200 ms doubling, 5 \
+         attempts) through a round-robin loopback proxy to 3 receiver processes, each verifying and \
+         running `process_once` on a `RedisDedupe` (1 s lease); one receiver is killed (SIGKILL) a third \
+         of the way through and started again a second later. Each receiver appends the ids it \
+         processed to its own file; the figures count them against the events emitted ({} delivery \
+         attempts here).",
+        if quick { 300 } else { 1_000 },
+        number("receivers_attempts")
+    );
+    let _ = writeln!(
+        out,
         "- **Webhook verification** (`store-api-webhooks/benches/verify_ratio.rs`): \
          `Verifier::verify_signature` (hex header, size check, HMAC, constant-time compare; no parse) of \
          a {}-byte event ÷ a bare `Hmac<Sha256>` keyed per call over the same bytes compared with a \

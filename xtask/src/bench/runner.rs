@@ -38,6 +38,16 @@ pub const SUITE: &[Bench] = &[
         measures: "exactly-once under faults",
     },
     Bench {
+        package: "store-api-redis",
+        name: "shared_limit",
+        measures: "rate limit shared by processes (Redis)",
+    },
+    Bench {
+        package: "store-api-redis",
+        name: "receivers",
+        measures: "webhooks once across receivers (Redis)",
+    },
+    Bench {
         package: "store-api-webhooks",
         name: "verify_ratio",
         measures: "webhook verification",

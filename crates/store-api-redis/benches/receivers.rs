@@ -1,0 +1,332 @@
+//! Exactly-once webhook handling across receiver processes (`RedisDedupe`).
+//!
+//! The conductor (this executable run normally) starts a private `redis-server`, the emulator (webhook
+//! retries every 200 ms doubling, five attempts), three receiver processes (copies of itself with
+//! `RECEIVERS_CHILD=1`, each an axum server verifying the signature and running `process_once` on a
+//! `RedisDedupe` with a 1 s lease), and a round-robin HTTP proxy on loopback in front of them, which
+//! answers 502 when its backend is down. Then it creates orders (one `orders_create` event each),
+//! kills one receiver (SIGKILL) a third of the way through and starts it again on the same port a
+//! second later.
+//!
+//! Each receiver's handler takes 5 ms, then appends the event id to its own file; the conductor counts
+//! the ids of all three files against the events the emulator emitted: processed once, duplicates
+//! (more than once), lost (never processed). Full size 1,000 events; `--quick` (or `BENCH_QUICK=1`, or
+//! without `--bench`) 300. Prints `receivers_*=VALUE` lines for `cargo xtask bench`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::error::Error;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use futures::StreamExt;
+use store_api::{Client, NewOrder, RateLimiter};
+use store_api_fixtures::Emulator;
+use store_api_redis::RedisDedupe;
+use store_api_redis::testing::RedisServer;
+use store_api_webhooks::dedupe::{Processed, process_once};
+use store_api_webhooks::{SIGNATURE_HEADER, Verifier};
+
+type BoxError = Box<dyn Error + Send + Sync>;
+
+const RECEIVERS: usize = 3;
+
+fn main() -> Result<(), BoxError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    if std::env::var("RECEIVERS_CHILD").is_ok() {
+        return runtime.block_on(receiver());
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick")
+        || std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0")
+        || !args.iter().any(|a| a == "--bench");
+    runtime.block_on(conduct(if quick { 300 } else { 1_000 }))
+}
+
+// ------------------------------------------------------------------------------------------ receiver
+
+#[derive(Clone)]
+struct Receiver {
+    verifier: Arc<Verifier>,
+    dedupe: Arc<RedisDedupe>,
+    log: Arc<std::sync::Mutex<std::fs::File>>,
+}
+
+async fn receiver() -> Result<(), BoxError> {
+    let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
+    let state = Receiver {
+        verifier: Arc::new(Verifier::new(var("RC_KEY")?)),
+        dedupe: Arc::new(
+            RedisDedupe::builder(var("RC_REDIS")?)
+                .lease(Duration::from_secs(1))
+                .key_prefix(var("RC_PREFIX")?)
+                .build()?,
+        ),
+        log: Arc::new(std::sync::Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(var("RC_LOG")?)?,
+        )),
+    };
+    let app = Router::new()
+        .route("/hooks", post(handle))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind(var("RC_ADDR")?).await?;
+    println!("ready");
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+async fn handle(State(state): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let signature = headers
+        .get(SIGNATURE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let Ok(event) = state.verifier.verify(signature, &body) else {
+        return StatusCode::UNAUTHORIZED;
+    };
+    let outcome = process_once(&*state.dedupe, &event.id, || async {
+        // The work: long enough for a kill to land in the middle of some.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let mut log = state.log.lock().unwrap_or_else(|e| e.into_inner());
+        writeln!(log, "{}", event.id)
+    })
+    .await;
+    match outcome {
+        Ok(Processed::InProgress) => StatusCode::SERVICE_UNAVAILABLE,
+        Ok(_) => StatusCode::NO_CONTENT,
+        // Fail closed: the service delivers again later.
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+// ----------------------------------------------------------------------------------------- conductor
+
+async fn conduct(events: usize) -> Result<(), BoxError> {
+    let Some(redis) = RedisServer::start()? else {
+        println!("receivers_skipped=1");
+        return Ok(());
+    };
+    let emulator = Emulator::builder()
+        .rate_limit(false)
+        .network_downloads(false)
+        .webhook_backoff(Duration::from_millis(200))
+        .start()
+        .await?;
+    let store = emulator
+        .active_store()
+        .ok_or("the seed has no active store")?;
+    let dir = tempfile::tempdir()?;
+    let prefix = format!("bench:receivers:{}", std::process::id());
+    let mut addrs = Vec::new();
+    for _ in 0..RECEIVERS {
+        // A free port, kept by the receiver across its restart.
+        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+        addrs.push(probe.local_addr()?);
+    }
+    let spawn = |index: usize| -> Result<tokio::process::Child, BoxError> {
+        let mut command = tokio::process::Command::new(std::env::current_exe()?);
+        command
+            .env("RECEIVERS_CHILD", "1")
+            .env("RC_KEY", &store.api_key)
+            .env("RC_REDIS", redis.url())
+            .env("RC_PREFIX", &prefix)
+            .env("RC_LOG", log_path(dir.path(), index))
+            .env("RC_ADDR", addrs[index].to_string())
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true);
+        Ok(command.spawn()?)
+    };
+    let mut children = (0..RECEIVERS).map(spawn).collect::<Result<Vec<_>, _>>()?;
+    for addr in &addrs {
+        wait_listening(*addr).await?;
+    }
+    let proxy = proxy(addrs.clone()).await?;
+    emulator.set_webhooks(
+        &store.id,
+        BTreeMap::from([("orders_create".to_owned(), format!("http://{proxy}/hooks"))]),
+    )?;
+
+    let client = Client::builder()
+        .base_url(emulator.base_url())
+        .store_id(&store.id)
+        .api_key(&store.api_key)
+        .rate_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
+        .build()?;
+    let started = Instant::now();
+    let created = Arc::new(AtomicUsize::new(0));
+    let creating = {
+        let created = created.clone();
+        tokio::spawn(async move {
+            futures::stream::iter(0..events)
+                .map(|i| {
+                    let client = client.clone();
+                    let created = created.clone();
+                    async move {
+                        let order = new_order(i)?;
+                        client.orders().create(&order).await?;
+                        created.fetch_add(1, Ordering::SeqCst);
+                        // Spread the events over a few seconds, so the kill lands mid-run.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Ok::<_, BoxError>(())
+                    }
+                })
+                .buffer_unordered(4)
+                .collect::<Vec<_>>()
+                .await
+        })
+    };
+    while created.load(Ordering::SeqCst) < events / 3 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    children[1].kill().await?;
+    eprintln!(
+        "receiver 1 killed after {} events",
+        created.load(Ordering::SeqCst)
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    children[1] = spawn(1)?;
+    wait_listening(addrs[1]).await?;
+    eprintln!("receiver 1 started again");
+    let creation_errors = creating.await?.into_iter().filter(Result::is_err).count();
+
+    // Wait until every event got a 2xx, or its five attempts are spent.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (delivered, emitted) = loop {
+        let deliveries = emulator.webhook_deliveries(&store.id)?;
+        let mut per_event: HashMap<String, (bool, u32)> = HashMap::new();
+        for d in &deliveries {
+            let entry = per_event.entry(d.event_id.clone()).or_default();
+            entry.0 |= d.status.is_some_and(|s| (200..300).contains(&s));
+            entry.1 = entry.1.max(d.attempt);
+        }
+        let settled = per_event
+            .values()
+            .filter(|(ok, attempts)| *ok || *attempts >= 5)
+            .count();
+        if (settled >= events && per_event.len() >= events) || Instant::now() > deadline {
+            let delivered = per_event.values().filter(|(ok, _)| *ok).count();
+            break (delivered, per_event.into_keys().collect::<Vec<_>>());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let wall = started.elapsed();
+    for mut child in children {
+        let _ = child.kill().await;
+    }
+    drop(redis);
+
+    let mut processed: HashMap<String, u32> = HashMap::new();
+    for index in 0..RECEIVERS {
+        let text = std::fs::read_to_string(log_path(dir.path(), index)).unwrap_or_default();
+        for id in text.lines() {
+            *processed.entry(id.to_owned()).or_default() += 1;
+        }
+    }
+    let once = emitted
+        .iter()
+        .filter(|id| processed.get(*id) == Some(&1))
+        .count();
+    let duplicates = processed.values().filter(|&&n| n > 1).count();
+    let lost = emitted
+        .iter()
+        .filter(|id| !processed.contains_key(*id))
+        .count();
+    let attempts = emulator.webhook_deliveries(&store.id)?.len();
+    emulator.shutdown().await;
+
+    println!();
+    println!(
+        "receivers: {RECEIVERS} processes behind a round-robin proxy, {events} events, one receiver killed and restarted"
+    );
+    println!("receivers_events={}", emitted.len());
+    println!("receivers_processed_once={once}");
+    println!("receivers_duplicates={duplicates}");
+    println!("receivers_lost={lost}");
+    println!("receivers_delivered={delivered}");
+    println!("receivers_attempts={attempts}");
+    println!("receivers_creation_errors={creation_errors}");
+    println!("receivers_wall_s={:.3}", wall.as_secs_f64());
+    let passed = once == events && duplicates == 0 && lost == 0;
+    println!(
+        "receivers targets: {}",
+        if passed { "PASS" } else { "MISS" }
+    );
+    Ok(())
+}
+
+fn log_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("receiver-{index}.log"))
+}
+
+async fn wait_listening(addr: SocketAddr) -> Result<(), BoxError> {
+    for _ in 0..500 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(format!("receiver {addr} did not start").into())
+}
+
+/// A round-robin HTTP proxy: each request goes to the next backend; 502 when it cannot be reached.
+async fn proxy(backends: Vec<SocketAddr>) -> Result<SocketAddr, BoxError> {
+    #[derive(Clone)]
+    struct Proxy {
+        backends: Arc<Vec<SocketAddr>>,
+        next: Arc<AtomicUsize>,
+        http: reqwest::Client,
+    }
+    async fn forward(State(proxy): State<Proxy>, headers: HeaderMap, body: Bytes) -> StatusCode {
+        let index = proxy.next.fetch_add(1, Ordering::SeqCst) % proxy.backends.len();
+        let url = format!("http://{}/hooks", proxy.backends[index]);
+        let mut request = proxy.http.post(url).body(body);
+        for (name, value) in &headers {
+            if name != "host" && name != "content-length" {
+                request = request.header(name, value);
+            }
+        }
+        match request.send().await {
+            Ok(response) => {
+                StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY)
+            }
+            Err(_) => StatusCode::BAD_GATEWAY,
+        }
+    }
+    let state = Proxy {
+        backends: Arc::new(backends),
+        next: Arc::default(),
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()?,
+    };
+    let app = Router::new()
+        .route("/hooks", post(forward))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(addr)
+}
+
+fn new_order(index: usize) -> Result<NewOrder, serde_json::Error> {
+    serde_json::from_value(serde_json::json!({
+        "externalOrderId": format!("bench-receivers-{index:05}"),
+        "lineItems": [{ "sku": "AA-TEE-SUN-BLK-M", "quantity": 1 }],
+        "shippingAddress": { "firstName": "Ada", "lastName": "Lovelace",
+            "address": { "streetAddress": "1 Main St", "cityOrTown": "Austin", "stateOrProvince": "TX",
+                         "zipOrPostalCode": "78701", "country": "US" } }
+    }))
+}

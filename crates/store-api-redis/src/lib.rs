@@ -1,0 +1,53 @@
+//! Shared state for many replicas of one Store API service, on Redis.
+//!
+//! Inside one process the SDK keeps its guarantees alone: one [`store_api::RateLimiter`] per store and
+//! an in-memory webhook [`Dedupe`](store_api_webhooks::dedupe::Dedupe). Run three replicas and both
+//! break: each replica spends the store's whole limit, and a retried webhook lands on another replica.
+//! This crate moves those two pieces of state into Redis:
+//!
+//! - [`RedisLimiter`] (feature `limiter`): the store's GCRA bucket as one Lua script run atomically on
+//!   the server (its clock, one round trip per token), keyed by base URL and store id. A 429's
+//!   `Retry-After` or `X-RateLimit-Remaining: 0` seen by one replica pauses all of them. Callers reserve
+//!   their slot in arrival order, so no replica starves. If Redis is unreachable it falls back to an
+//!   in-process limiter (the default, logged once per outage) or keeps requests waiting
+//!   ([`OnRedisError`]).
+//! - [`RedisDedupe`] (feature `dedupe`): claims with an owner token and a lease (`SET NX PX`), done
+//!   markers kept 15 days (the service keeps retrying for at most the 14 days of its delivery log),
+//!   abandon by the owner only (compare-and-delete). Any Redis failure is an error, so the receiver
+//!   answers 5xx and the service delivers again later: it never processes twice for want of Redis.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use store_api_redis::{RedisDedupe, RedisLimiter};
+//!
+//! let limiter = RedisLimiter::builder("redis://127.0.0.1:6379/", "https://api.example.com", "store_alpha")
+//!     .replicas(4)
+//!     .build()?;
+//! let client = store_api::Client::builder()
+//!     .base_url("https://api.example.com")
+//!     .store_id("store_alpha")
+//!     .api_key("csk_ce4d6676e735329b21b3d864ca427df5")
+//!     .limiter(Arc::new(limiter))
+//!     .build()?;
+//! let dedupe = RedisDedupe::builder("redis://127.0.0.1:6379/").build()?;
+//! # let _ = (client, dedupe);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod connection;
+#[cfg(feature = "dedupe")]
+mod dedupe;
+mod error;
+#[cfg(feature = "limiter")]
+mod limiter;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+#[cfg(feature = "dedupe")]
+pub use dedupe::{DEFAULT_DONE_TTL, DEFAULT_LEASE, RedisDedupe, RedisDedupeBuilder};
+pub use error::RedisError;
+#[cfg(feature = "limiter")]
+pub use limiter::{OnRedisError, RedisLimiter, RedisLimiterBuilder};
