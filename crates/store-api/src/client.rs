@@ -133,6 +133,8 @@ pub struct ClientBuilder {
 /// A trust anchor added with [`ClientBuilder::root_certificate_pem`] or
 /// [`ClientBuilder::root_certificate_der`], parsed in [`ClientBuilder::build`].
 #[derive(Clone)]
+// Without TLS the bytes are never read: `build` refuses root certificates before parsing them.
+#[cfg_attr(not(any(feature = "rustls", feature = "native-tls")), allow(dead_code))]
 enum RootCertificate {
     Pem(Vec<u8>),
     Der(Vec<u8>),
@@ -247,24 +249,23 @@ impl ClientBuilder {
                 .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
         )?;
         require_tls(&base_url, !self.root_certificates.is_empty())?;
-        let http =
-            match self.http {
-                Some(http) => http,
-                None => {
-                    let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
-                    let builder = reqwest::Client::builder()
-                        .timeout(timeout)
-                        .connect_timeout(timeout)
-                        .user_agent(self.user_agent.unwrap_or_else(|| {
-                            format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
-                        }));
-                    with_root_certificates(builder, &self.root_certificates)?
-                        .build()
-                        .map_err(|e| {
-                            Error::InvalidArgument(format!("cannot build the HTTP client: {e}"))
-                        })?
-                }
-            };
+        let http = match self.http {
+            Some(http) => http,
+            None => {
+                let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+                let builder = reqwest::Client::builder()
+                    .timeout(timeout)
+                    .connect_timeout(timeout)
+                    .user_agent(self.user_agent.unwrap_or_else(|| {
+                        format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
+                    }));
+                with_root_certificates(builder, &self.root_certificates)?
+                    .build()
+                    .map_err(|e| {
+                        Error::InvalidArgument(format!("cannot build the HTTP client: {e}"))
+                    })?
+            }
+        };
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));

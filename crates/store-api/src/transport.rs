@@ -135,7 +135,10 @@ mod tests {
     fn every_generated_operation_has_a_path_template() {
         // Read from the workspace at run time (not `include_str!`): the published package has no
         // sibling crates, and this check only matters where the generated file can change.
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../store-api-raw/src/generated.rs");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../store-api-raw/src/generated.rs"
+        );
         let Ok(generated) = std::fs::read_to_string(path) else {
             eprintln!("skipped: {path} is not here (built outside the workspace)");
             return;
