@@ -248,7 +248,11 @@ impl ClientBuilder {
                 .base_url
                 .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
         )?;
-        require_tls(&base_url, !self.root_certificates.is_empty())?;
+        require_tls(
+            store_api_raw::tls::backend(),
+            &base_url,
+            !self.root_certificates.is_empty(),
+        )?;
         let http = match self.http {
             Some(http) => http,
             None => {
@@ -293,9 +297,10 @@ impl ClientBuilder {
     }
 }
 
-/// Fails when HTTPS is asked for (an `https` base URL, or root certificates) and this build has no TLS.
-fn require_tls(base_url: &str, root_certificates: bool) -> Result<()> {
-    if store_api_raw::tls::backend().is_some() {
+/// Fails when HTTPS is asked for (an `https` base URL, or root certificates) and this build has no TLS
+/// (`backend` is `store_api_raw::tls::backend()`, a parameter so both cases are tested in every build).
+fn require_tls(backend: Option<&str>, base_url: &str, root_certificates: bool) -> Result<()> {
+    if backend.is_some() {
         return Ok(());
     }
     if base_url.starts_with("https:") || root_certificates {
@@ -406,6 +411,19 @@ mod tests {
             let error = result.unwrap_err().to_string();
             assert!(error.contains("`rustls` feature"), "{error}");
         }
+    }
+
+    #[test]
+    fn without_tls_https_and_root_certificates_are_refused_naming_the_feature() {
+        let https = "https://h/store-api/2026-08";
+        let http = "http://h/store-api/2026-08";
+        for (url, roots) in [(https, false), (http, true)] {
+            let error = require_tls(None, url, roots).unwrap_err().to_string();
+            assert!(error.contains("`rustls` feature"), "{error}");
+            assert!(error.contains("native-tls"), "{error}");
+        }
+        assert!(require_tls(None, http, false).is_ok());
+        assert!(require_tls(Some("rustls"), https, true).is_ok());
     }
 
     #[test]
