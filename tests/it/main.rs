@@ -19,3 +19,8 @@ mod rare_faults;
 mod secrets;
 // Client, Error and Page cross threads (compile-time).
 mod send_sync;
+// store-api-webhooks end to end: the emulator's signed deliveries to an axum receiver, key rotation,
+// follow_up (here rather than in that crate, which keeps its dev-dependencies free of an HTTP client).
+mod webhook_emulator;
+// store-api-webhooks' axum extractor and dedupe against a real server on 127.0.0.1.
+mod webhook_receiver;

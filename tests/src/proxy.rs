@@ -313,6 +313,8 @@ impl FaultProxy {
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("a local address");
+        // reqwest under `rustls` needs a crypto provider before it builds a client.
+        store_api::install_crypto_provider();
         let shared = Arc::new(Shared {
             upstream: upstream_origin.trim_end_matches('/').to_owned(),
             http: reqwest::Client::new(),

@@ -1,7 +1,9 @@
-//! Generation of `crates/store-api-raw/src/generated.rs` from `spec/store-api.yaml` with progenitor.
+//! Generation of `crates/store-api-raw/src/generated.rs` from `spec/store-api.yaml` with progenitor, and
+//! of the emulator's copy of the spec's schemas, `crates/store-api-fixtures/src/server/schemas.json`.
 //!
-//! The output is checked in so that users of the raw crate never build progenitor; `--check` compares the
-//! checked-in file with a fresh generation and fails on any difference.
+//! Both outputs are checked in: users of the raw crate never build progenitor, and the emulator reads its
+//! schemas from inside its own package (a published crate cannot read `spec/` from the workspace).
+//! `--check` compares the checked-in files with a fresh generation and fails on any difference.
 
 use std::fmt;
 use std::io::Write;
@@ -14,6 +16,8 @@ use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagSt
 pub const SPEC_PATH: &str = "spec/store-api.yaml";
 /// Generated file path relative to the workspace root.
 pub const OUTPUT_PATH: &str = "crates/store-api-raw/src/generated.rs";
+/// The emulator's copy of the spec's `components/schemas`, as JSON, relative to the workspace root.
+pub const SCHEMAS_PATH: &str = "crates/store-api-fixtures/src/server/schemas.json";
 
 /// Schemas whose value set can grow within the API version. Each is replaced by a hand-written open enum
 /// in `store-api-raw/src/open.rs`, which decodes an unknown value into `Unknown(String)` and re-encodes it
@@ -82,21 +86,27 @@ pub fn run(mode: Mode) -> Result<String, CodegenError> {
     let root = crate::workspace_root();
     let spec_path = root.join(SPEC_PATH);
     let output_path = root.join(OUTPUT_PATH);
+    let schemas_path = root.join(SCHEMAS_PATH);
     let spec_text = read(&spec_path)?;
     let generated = generate(&spec_text)?;
+    let schemas = schemas_json(&spec_text)?;
     match mode {
         Mode::Write => {
             std::fs::write(&output_path, &generated)
                 .map_err(|e| CodegenError::Io(output_path.clone(), e))?;
+            std::fs::write(&schemas_path, &schemas)
+                .map_err(|e| CodegenError::Io(schemas_path.clone(), e))?;
             Ok(format!(
-                "wrote {OUTPUT_PATH} ({} lines)",
+                "wrote {OUTPUT_PATH} ({} lines) and {SCHEMAS_PATH}",
                 generated.lines().count()
             ))
         }
         Mode::Check => {
-            let checked_in = read(&output_path)?;
-            check(&generated, &checked_in, &output_path)?;
-            Ok(format!("{OUTPUT_PATH} is up to date with {SPEC_PATH}"))
+            check(&generated, &read(&output_path)?, &output_path)?;
+            check(&schemas, &read(&schemas_path)?, &schemas_path)?;
+            Ok(format!(
+                "{OUTPUT_PATH} and {SCHEMAS_PATH} are up to date with {SPEC_PATH}"
+            ))
         }
     }
 }
@@ -118,10 +128,25 @@ pub fn check(generated: &str, checked_in: &str, path: &Path) -> Result<(), Codeg
     })
 }
 
+/// The spec's `components/schemas` as pretty-printed JSON (keys sorted), the emulator's
+/// body validator's input.
+pub fn schemas_json(spec_text: &str) -> Result<String, CodegenError> {
+    let spec: serde_json::Value =
+        serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
+    let schemas = spec
+        .pointer("/components/schemas")
+        .filter(|schemas| schemas.is_object())
+        .ok_or_else(|| CodegenError::Spec("no components/schemas object".into()))?;
+    let mut text =
+        serde_json::to_string_pretty(schemas).map_err(|e| CodegenError::Spec(e.to_string()))?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// Generates the formatted Rust source of the raw client from the spec's YAML text.
 pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     let spec: openapiv3::OpenAPI =
-        serde_yaml::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
+        serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
     let mut settings = GenerationSettings::new();
     settings
         .with_interface(InterfaceStyle::Positional)
@@ -142,10 +167,39 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     let tokens = std::panic::catch_unwind(move || Generator::new(&settings).generate_tokens(&spec))
         .map_err(|_| CodegenError::Generate("the generator panicked".into()))?
         .map_err(|e| CodegenError::Generate(e.to_string()))?;
-    let file: syn::File = syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
+    let mut file: syn::File =
+        syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
+    gate_client_items(&mut file);
     let unparsed = line_doc_comments(&prettyplease::unparse(&file));
     let formatted = rustfmt(&unparsed)?;
     Ok(format!("{PREAMBLE}{formatted}"))
+}
+
+/// Marks every top-level item but the `types` module `#[cfg(feature = "client")]`: the wire types need
+/// only serde, the client needs reqwest and progenitor-client, and a webhook receiver wants the former
+/// without the latter.
+fn gate_client_items(file: &mut syn::File) {
+    for item in &mut file.items {
+        if let syn::Item::Mod(module) = item
+            && module.ident == "types"
+        {
+            continue;
+        }
+        let attribute: syn::Attribute = syn::parse_quote!(#[cfg(feature = "client")]);
+        match item {
+            syn::Item::Use(i) => i.attrs.insert(0, attribute),
+            syn::Item::Mod(i) => i.attrs.insert(0, attribute),
+            syn::Item::Struct(i) => i.attrs.insert(0, attribute),
+            syn::Item::Impl(i) => i.attrs.insert(0, attribute),
+            syn::Item::Const(i) => i.attrs.insert(0, attribute),
+            syn::Item::Enum(i) => i.attrs.insert(0, attribute),
+            syn::Item::Fn(i) => i.attrs.insert(0, attribute),
+            syn::Item::Trait(i) => i.attrs.insert(0, attribute),
+            syn::Item::Type(i) => i.attrs.insert(0, attribute),
+            syn::Item::Static(i) => i.attrs.insert(0, attribute),
+            _ => {}
+        }
+    }
 }
 
 fn tokens(text: &str) -> Result<proc_macro2::TokenStream, CodegenError> {

@@ -17,6 +17,9 @@ use clap::Parser as _;
 fn main() -> ExitCode {
     // clap exits by itself on usage errors (code 2), --help and --version (code 0).
     let cli = cli::Cli::parse();
+    // Every reqwest client of the process (the SDK's, the control endpoint's, the demo's) needs a rustls
+    // crypto provider installed first; ring is the one compiled in.
+    store_api::install_crypto_provider();
     let json = cli.global.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -165,6 +165,9 @@ impl EmulatorBuilder {
         } else {
             Downloader::offline(fake, self.fetch_limits)
         };
+        // Under `rustls` (unified into this build by any crate that turns it on) reqwest needs a crypto
+        // provider installed before it builds a client.
+        store_api::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(events::DELIVERY_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())

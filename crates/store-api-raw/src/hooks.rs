@@ -16,31 +16,10 @@ use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::Client;
+use crate::key::ApiKey;
 
 /// Name of the header that carries the API key.
 pub const API_KEY_HEADER: &str = "x-api-key";
-
-/// A store's API key. Opaque: never validated, parsed or printed (`Debug` shows `ApiKey(<redacted>)`).
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(Arc<str>);
-
-impl ApiKey {
-    /// Wraps a key exactly as the app shows it.
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(Arc::from(key.into()))
-    }
-
-    /// The key itself, for the one place that must send or sign with it.
-    pub fn expose_secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 /// A boxed future returned by [`Transport::execute`].
 pub type TransportFuture<'a> =
@@ -68,6 +47,9 @@ pub struct Hooks {
 impl Hooks {
     /// Hooks that send `api_key` and execute requests directly with `reqwest`.
     pub fn new(api_key: ApiKey) -> Self {
+        // The generated `Client::new` builds a reqwest client right after this, which panics under
+        // `rustls` when no crypto provider is installed.
+        crate::tls::install_crypto_provider();
         Self {
             api_key,
             transport: None,

@@ -36,6 +36,7 @@
 //! # }
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod connection;
 #[cfg(feature = "dedupe")]

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use hmac::Mac;
-use reqwest::header::HeaderMap;
+use http::HeaderMap;
 
 use crate::error::{PayloadError, WebhookError};
 use crate::event::Event;

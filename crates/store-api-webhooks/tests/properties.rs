@@ -1,8 +1,8 @@
 //! Properties of verification over arbitrary input.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use http::header::{HeaderMap, HeaderValue};
 use proptest::prelude::*;
-use reqwest::header::{HeaderMap, HeaderValue};
 use store_api_webhooks::{SIGNATURE_HEADER, Verifier, WebhookError, sign};
 
 const KEY: &str = "sk_store_property_key_00000000000000";

@@ -3,7 +3,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
-use reqwest::header::{HeaderMap, HeaderValue};
+use http::header::{HeaderMap, HeaderValue};
 use store_api_webhooks::{SIGNATURE_HEADER, Topic, Verifier, WebhookError, sign};
 
 const KEY: &str = "sk_store_current_key_0000000000000000";

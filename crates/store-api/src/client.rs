@@ -145,6 +145,17 @@ pub struct ClientBuilder {
     submit_retry: Option<RetryPolicy>,
     cache_ttl: Option<Duration>,
     max_pause: Option<Duration>,
+    root_certificates: Vec<RootCertificate>,
+}
+
+/// A trust anchor added with [`ClientBuilder::root_certificate_pem`] or
+/// [`ClientBuilder::root_certificate_der`], parsed in [`ClientBuilder::build`].
+#[derive(Clone)]
+// Without TLS the bytes are never read: `build` refuses root certificates before parsing them.
+#[cfg_attr(not(any(feature = "rustls", feature = "native-tls")), allow(dead_code))]
+enum RootCertificate {
+    Pem(Vec<u8>),
+    Der(Vec<u8>),
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -237,7 +248,27 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the PEM certificate(s) in `pem` (one or a bundle) as root authorities, besides the
+    /// platform's: for a private CA or a TLS-terminating proxy. Ignored with
+    /// [`ClientBuilder::http_client`]; without the `rustls` or `native-tls` feature, `build` fails.
+    pub fn root_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.root_certificates
+            .push(RootCertificate::Pem(pem.as_ref().to_vec()));
+        self
+    }
+
+    /// Trusts the DER-encoded certificate `der` as a root authority; see
+    /// [`ClientBuilder::root_certificate_pem`].
+    pub fn root_certificate_der(mut self, der: impl AsRef<[u8]>) -> Self {
+        self.root_certificates
+            .push(RootCertificate::Der(der.as_ref().to_vec()));
+        self
+    }
+
     /// Builds the client.
+    ///
+    /// Fails at once, before any request, when a setting is missing or invalid, and when the base URL is
+    /// `https` (or a root certificate was added) but no TLS feature (`rustls`, `native-tls`) is compiled in.
     pub fn build(self) -> Result<Client> {
         let api_key = self
             .api_key
@@ -251,23 +282,28 @@ impl ClientBuilder {
                 .base_url
                 .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
         )?;
-        let http =
-            match self.http {
-                Some(http) => http,
-                None => {
-                    let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
-                    reqwest::Client::builder()
-                        .timeout(timeout)
-                        .connect_timeout(timeout)
-                        .user_agent(self.user_agent.unwrap_or_else(|| {
-                            format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
-                        }))
-                        .build()
-                        .map_err(|e| {
-                            Error::InvalidArgument(format!("cannot build the HTTP client: {e}"))
-                        })?
-                }
-            };
+        require_tls(
+            store_api_raw::tls::backend(),
+            &base_url,
+            !self.root_certificates.is_empty(),
+        )?;
+        let http = match self.http {
+            Some(http) => http,
+            None => {
+                let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+                let builder = reqwest::Client::builder()
+                    .timeout(timeout)
+                    .connect_timeout(timeout)
+                    .user_agent(self.user_agent.unwrap_or_else(|| {
+                        format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
+                    }));
+                with_root_certificates(builder, &self.root_certificates)?
+                    .build()
+                    .map_err(|e| {
+                        Error::InvalidArgument(format!("cannot build the HTTP client: {e}"))
+                    })?
+            }
+        };
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
@@ -303,6 +339,57 @@ impl ClientBuilder {
             }),
         })
     }
+}
+
+/// Fails when HTTPS is asked for (an `https` base URL, or root certificates) and this build has no TLS
+/// (`backend` is `store_api_raw::tls::backend()`, a parameter so both cases are tested in every build).
+fn require_tls(backend: Option<&str>, base_url: &str, root_certificates: bool) -> Result<()> {
+    if backend.is_some() {
+        return Ok(());
+    }
+    if base_url.starts_with("https:") || root_certificates {
+        return Err(Error::InvalidArgument(
+            "HTTPS needs TLS, and store-api was built without it: turn on its `rustls` feature \
+             (default) or `native-tls`, e.g. `cargo add store-api --features rustls`"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Adds the trust anchors to `builder` (after installing the rustls crypto provider, which reqwest needs
+/// before it builds a client; see `store_api_raw::tls`).
+#[cfg(any(feature = "rustls", feature = "native-tls"))]
+fn with_root_certificates(
+    mut builder: reqwest::ClientBuilder,
+    certificates: &[RootCertificate],
+) -> Result<reqwest::ClientBuilder> {
+    store_api_raw::tls::install_crypto_provider();
+    for certificate in certificates {
+        let parsed = match certificate {
+            RootCertificate::Pem(pem) => reqwest::Certificate::from_pem_bundle(pem),
+            RootCertificate::Der(der) => reqwest::Certificate::from_der(der).map(|c| vec![c]),
+        }
+        .map_err(|e| Error::InvalidArgument(format!("invalid root certificate: {e}")))?;
+        if parsed.is_empty() {
+            return Err(Error::InvalidArgument(
+                "invalid root certificate: no certificate in the PEM text".into(),
+            ));
+        }
+        for certificate in parsed {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    Ok(builder)
+}
+
+/// Without TLS there is nothing to add (`require_tls` has refused root certificates already).
+#[cfg(not(any(feature = "rustls", feature = "native-tls")))]
+fn with_root_certificates(
+    builder: reqwest::ClientBuilder,
+    _certificates: &[RootCertificate],
+) -> Result<reqwest::ClientBuilder> {
+    Ok(builder)
 }
 
 /// Accepts `https://host`, `https://host/`, `https://host/store-api/2026-08[/]`.
@@ -353,6 +440,45 @@ mod tests {
         assert!(!format!("{builder:?}").contains("0123456789"));
         let client = builder.build().unwrap();
         assert!(!format!("{client:?}").contains("0123456789"));
+    }
+
+    #[test]
+    fn https_needs_a_tls_feature_and_says_which() {
+        let result = Client::builder()
+            .api_key("k")
+            .store_id("s")
+            .base_url("https://127.0.0.1:1")
+            .build();
+        if cfg!(any(feature = "rustls", feature = "native-tls")) {
+            assert!(result.is_ok());
+        } else {
+            let error = result.unwrap_err().to_string();
+            assert!(error.contains("`rustls` feature"), "{error}");
+        }
+    }
+
+    #[test]
+    fn without_tls_https_and_root_certificates_are_refused_naming_the_feature() {
+        let https = "https://h/store-api/2026-08";
+        let http = "http://h/store-api/2026-08";
+        for (url, roots) in [(https, false), (http, true)] {
+            let error = require_tls(None, url, roots).unwrap_err().to_string();
+            assert!(error.contains("`rustls` feature"), "{error}");
+            assert!(error.contains("native-tls"), "{error}");
+        }
+        assert!(require_tls(None, http, false).is_ok());
+        assert!(require_tls(Some("rustls"), https, true).is_ok());
+    }
+
+    #[test]
+    fn a_bad_root_certificate_is_refused_at_build() {
+        let result = Client::builder()
+            .api_key("k")
+            .store_id("s")
+            .base_url("https://127.0.0.1:1")
+            .root_certificate_pem("not a certificate")
+            .build();
+        assert!(matches!(result, Err(Error::InvalidArgument(_))));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cache;
 mod client;
@@ -28,6 +29,7 @@ pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Orders, Products};
 pub use retry::RetryPolicy;
 pub use store_api_raw::ApiKey;
+pub use store_api_raw::tls::install_crypto_provider;
 pub use submit::{
     Attempt, AttemptResult, Difference, NewOrder, Submission, Submitted, new_external_order_id,
 };

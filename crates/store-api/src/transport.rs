@@ -158,7 +158,16 @@ mod tests {
 
     #[test]
     fn every_generated_operation_has_a_path_template() {
-        let generated = include_str!("../../store-api-raw/src/generated.rs");
+        // Read from the workspace at run time (not `include_str!`): the published package has no
+        // sibling crates, and this check only matters where the generated file can change.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../store-api-raw/src/generated.rs"
+        );
+        let Ok(generated) = std::fs::read_to_string(path) else {
+            eprintln!("skipped: {path} is not here (built outside the workspace)");
+            return;
+        };
         let ids: Vec<&str> = generated
             .split("operation_id: \"")
             .skip(1)

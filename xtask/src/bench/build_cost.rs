@@ -1,7 +1,9 @@
-//! What depending on `store-api` costs at build time: a clean debug build of it and its dependencies,
-//! against a clean build of a scratch crate that depends only on what any HTTP client of this API needs
-//! (reqwest with the same features, tokio, serde, serde_json), and the incremental rebuild after the
-//! generated transport changes.
+//! What depending on `store-api` costs at build time: a clean debug build of it and its dependencies
+//! (default features, so HTTPS through rustls), against a clean build of a scratch crate that depends
+//! only on what any HTTPS client of this API needs (reqwest with the same features and the same TLS:
+//! `rustls-no-provider` + rustls with ring; tokio, serde, serde_json), the incremental rebuild after the
+//! generated transport changes, and a clean build of a webhook receiver (`store-api-webhooks` without
+//! features: no HTTP client, no TLS).
 //!
 //! Each clean build gets a fresh `--target-dir` under `target/bench-build/`, so neither reuses the
 //! workspace's artifacts or the other's. The scratch crate is generated in `target/bench-scratch/` with
@@ -22,7 +24,20 @@ use super::metrics::Metrics;
 use super::runner::{cargo, show};
 
 /// The dependencies of the scratch crate, by their `[workspace.dependencies]` names.
-pub const SCRATCH_DEPENDENCIES: &[&str] = &["reqwest", "tokio", "serde", "serde_json"];
+pub const SCRATCH_DEPENDENCIES: &[&str] = &["reqwest", "rustls", "tokio", "serde", "serde_json"];
+/// The scratch crate's own feature that turns on TLS the way `store-api-raw`'s `rustls` feature does.
+const SCRATCH_FEATURES: &str = "[features]\ndefault = [\"reqwest/rustls-no-provider\"]\n";
+/// `cargo package` of every published crate, verified (each built from its packaged sources).
+pub const PACKAGE_ARGS: &[&str] = &[
+    "package",
+    "--workspace",
+    "--exclude",
+    "xtask",
+    "--exclude",
+    "store-api-tests",
+    "--allow-dirty",
+    "--target-dir",
+];
 /// The file touched before the incremental rebuild.
 pub const TOUCHED: &str = "crates/store-api-raw/src/generated.rs";
 
@@ -31,6 +46,7 @@ pub fn measure(root: &Path) -> Result<Metrics, BenchError> {
     let builds = root.join("target/bench-build");
     let store_api_dir = builds.join("store-api");
     let scratch_dir = builds.join("scratch");
+    let receiver_dir = builds.join("receiver");
     let scratch = write_scratch_crate(root)?;
 
     remove(&store_api_dir)?;
@@ -52,10 +68,39 @@ pub fn measure(root: &Path) -> Result<Metrics, BenchError> {
     touch(&root.join(TOUCHED))?;
     let incremental_time = timed(&mut store_api)?;
 
+    remove(&receiver_dir)?;
+    let mut receiver = Command::new(cargo());
+    receiver
+        .current_dir(root)
+        .args([
+            "build",
+            "--offline",
+            "-p",
+            "store-api-webhooks",
+            "--no-default-features",
+            "--target-dir",
+        ])
+        .arg(&receiver_dir);
+    let receiver_time = timed(&mut receiver)?;
+
+    // CI packages with `--no-verify` (a verified build of every published crate does not fit its time
+    // budget); the full bench run is where packaging is verified: each crate built from its .crate file.
+    let mut package = Command::new(cargo());
+    package
+        .current_dir(root)
+        .args(PACKAGE_ARGS)
+        .arg(builds.join("package"));
+    let package_time = timed(&mut package)?;
+
     let mut metrics = Metrics::default();
     metrics.insert("build_store_api_s", store_api_time.wall.as_secs_f64());
     metrics.insert("build_scratch_s", scratch_time.wall.as_secs_f64());
     metrics.insert("build_incremental_s", incremental_time.wall.as_secs_f64());
+    metrics.insert("build_receiver_s", receiver_time.wall.as_secs_f64());
+    metrics.insert("package_verify_s", package_time.wall.as_secs_f64());
+    if let Some(receiver_cpu) = receiver_time.cpu {
+        metrics.insert("build_receiver_cpu_s", receiver_cpu);
+    }
     if scratch_time.wall > Duration::ZERO {
         metrics.insert(
             "build_ratio",
@@ -72,6 +117,8 @@ pub fn measure(root: &Path) -> Result<Metrics, BenchError> {
     // The fresh target folders are large and of no further use.
     remove(&store_api_dir)?;
     remove(&scratch_dir)?;
+    remove(&receiver_dir)?;
+    remove(&builds.join("package"))?;
     Ok(metrics)
 }
 
@@ -109,6 +156,8 @@ pub fn scratch_manifest(workspace_manifest: &str) -> Result<String, BenchError> 
         manifest.push_str(line);
         manifest.push('\n');
     }
+    manifest.push('\n');
+    manifest.push_str(SCRATCH_FEATURES);
     manifest.push_str(
         "\n# The workspace's dependency profile.\n[profile.dev.package.\"*\"]\nopt-level = 1\n",
     );
@@ -133,7 +182,7 @@ fn dependency_line<'a>(manifest: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// Uses every dependency, so none is dead weight the compiler could skip.
-const SCRATCH_LIB: &str = r#"//! The build-cost baseline: an HTTP JSON client on reqwest, tokio and serde.
+const SCRATCH_LIB: &str = r#"//! The build-cost baseline: an HTTPS JSON client on reqwest, rustls (ring), tokio and serde.
 
 #[derive(Debug, serde::Deserialize, serde::Serialize)]
 pub struct Page {
@@ -152,6 +201,8 @@ pub async fn fetch(client: &reqwest::Client, url: &str, key: &str) -> Result<Pag
 }
 
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    // reqwest's `rustls-no-provider` takes the process default provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     tokio::runtime::Builder::new_multi_thread().enable_all().build()
 }
 "#;
@@ -226,6 +277,7 @@ mod tests {
                          serde_yaml = \"0.9\"\n\
                          reqwest = { version = \"0.13.4\", default-features = false, features = [\"json\"] }\n\
                          tokio = { version = \"1\", features = [\"macros\"] }\n\
+                         rustls = { version = \"0.23\", default-features = false, features = [\"ring\"] }\n\
                          [workspace.lints.rust]\nserde = \"not a dependency\"\n";
         let manifest = scratch_manifest(workspace).unwrap();
         assert!(manifest.contains("\nserde = { version = \"1\", features = [\"derive\"] }\n"));
@@ -243,6 +295,13 @@ mod tests {
         let manifest = scratch_manifest(&workspace).unwrap();
         assert!(
             manifest.contains("features = [\"json\", \"query\", \"stream\"]"),
+            "{manifest}"
+        );
+        // The floor has TLS on, as the default store-api build has.
+        assert!(manifest.contains("\nrustls = {"), "{manifest}");
+        assert!(manifest.contains("\"ring\""), "{manifest}");
+        assert!(
+            manifest.contains("default = [\"reqwest/rustls-no-provider\"]"),
             "{manifest}"
         );
     }

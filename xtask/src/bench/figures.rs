@@ -543,7 +543,7 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             0,
         ),
         Figure::new(
-            "build: store-api ÷ reqwest+tokio+serde scratch (clean debug, wall time)",
+            "build: store-api ÷ reqwest+rustls+tokio+serde scratch (clean debug, TLS on, wall time)",
             "build_ratio",
             "",
             2,
@@ -572,6 +572,27 @@ pub fn all(mode: Mode) -> Vec<Figure> {
         Figure::new(
             "build: clean scratch crate, CPU time",
             "build_scratch_cpu_s",
+            "s",
+            1,
+        )
+        .full_only(),
+        Figure::new(
+            "build: clean receiver-only store-api-webhooks (no features)",
+            "build_receiver_s",
+            "s",
+            1,
+        )
+        .full_only(),
+        Figure::new(
+            "build: clean receiver-only store-api-webhooks, CPU time",
+            "build_receiver_cpu_s",
+            "s",
+            1,
+        )
+        .full_only(),
+        Figure::new(
+            "package: cargo package --workspace, verified (every published crate)",
+            "package_verify_s",
             "s",
             1,
         )

@@ -281,7 +281,9 @@ fn measure_build_cost(root: &Path) -> BenchRun {
         command: format!(
             "cargo build --offline -p store-api --target-dir target/bench-build/store-api (clean); \
              cargo build --offline --target-dir target/bench-build/scratch in target/bench-scratch (clean); \
-             touch {}; the first again",
+             touch {}; the first again; \
+             cargo build --offline -p store-api-webhooks --no-default-features --target-dir target/bench-build/receiver (clean); \
+             cargo package --workspace --exclude xtask --exclude store-api-tests (verified)",
             build_cost::TOUCHED
         ),
         measures: "build cost",

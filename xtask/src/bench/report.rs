@@ -396,11 +396,13 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
     );
     let _ = writeln!(
         out,
-        "- **Build cost** (full run only): a clean debug `cargo build -p store-api` into a fresh \
-         `--target-dir` ÷ a clean build of a scratch crate generated in `target/bench-scratch` that \
-         depends only on reqwest (the workspace's line: `default-features = false`, `json`, `query`, \
-         `stream`), tokio, serde and serde_json, with the workspace's `Cargo.lock` and dependency profile; \
-         both `--offline`. Each is timed in wall time and in CPU time (user + system of Cargo and the \
+        "- **Build cost** (full run only): a clean debug `cargo build -p store-api` (default features: \
+         HTTPS through rustls with ring) into a fresh `--target-dir` ÷ a clean build of a scratch crate \
+         generated in `target/bench-scratch` that depends only on reqwest (the workspace's line: \
+         `default-features = false`, `json`, `query`, `stream`, plus `rustls-no-provider`), rustls (ring), \
+         tokio, serde and serde_json, with the workspace's `Cargo.lock` and dependency profile; both \
+         `--offline`. Beside it, a clean build of a webhook receiver: `store-api-webhooks` without \
+         features (no HTTP client, no TLS). Each is timed in wall time and in CPU time (user + system of Cargo and the \
          compilers, from /proc/self/stat after the build was waited for). Then \
          `crates/store-api-raw/src/generated.rs` is touched and `store-api` rebuilt in the first target \
          folder (incremental, wall time)."

@@ -150,12 +150,11 @@ fn bench_executables(messages: &str) -> Executables {
     messages
         .lines()
         .filter(|line| line.starts_with('{'))
-        // JSON is YAML, and the xtask already depends on serde_yaml.
-        .filter_map(|line| serde_yaml::from_str::<serde_yaml::Value>(line).ok())
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|message| message["reason"].as_str() == Some("compiler-artifact"))
         .filter(|message| {
             message["target"]["kind"]
-                .as_sequence()
+                .as_array()
                 .is_some_and(|kinds| kinds.iter().any(|k| k.as_str() == Some("bench")))
         })
         .filter_map(|message| {

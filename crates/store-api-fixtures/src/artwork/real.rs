@@ -94,6 +94,8 @@ async fn resolve(domain: &str, port: u16) -> Result<Vec<SocketAddr>, UrlViolatio
 /// A client that follows no redirect, uses no proxy (it would connect somewhere unchecked) and
 /// gives up after the download timeout.
 fn client_builder(limits: FetchLimits) -> reqwest::ClientBuilder {
+    // reqwest under `rustls` needs a crypto provider installed before the client is built.
+    store_api::install_crypto_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

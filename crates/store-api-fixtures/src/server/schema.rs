@@ -1,5 +1,6 @@
 //! Body validation driven by the spec itself: the request schemas of `spec/store-api.yaml`, embedded at
-//! compile time, checked against the JSON before it is decoded, so that every failing field is reported
+//! compile time from this crate's copy (`schemas.json`, written by `cargo xtask codegen` and held
+//! identical to the spec by `cargo xtask codegen --check`; a published crate cannot read the workspace), checked against the JSON before it is decoded, so that every failing field is reported
 //! in one message array (serde stops at the first) and the emulator enforces exactly what the spec says.
 //!
 //! Covers the JSON Schema subset the spec's request bodies use: `$ref`, `oneOf`, `type`, `required`,
@@ -11,16 +12,12 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use store_api::validate::{Violation, ViolationKind};
 
-const SPEC: &str = include_str!("../../../../spec/store-api.yaml");
+/// The spec's `components/schemas`.
+const SCHEMAS: &str = include_str!("schemas.json");
 
 fn schemas() -> &'static Value {
-    static SCHEMAS: OnceLock<Value> = OnceLock::new();
-    SCHEMAS.get_or_init(|| {
-        serde_yaml::from_str::<Value>(SPEC)
-            .ok()
-            .and_then(|spec| spec.pointer("/components/schemas").cloned())
-            .unwrap_or(Value::Null)
-    })
+    static PARSED: OnceLock<Value> = OnceLock::new();
+    PARSED.get_or_init(|| serde_json::from_str(SCHEMAS).unwrap_or(Value::Null))
 }
 
 /// Every way `value` breaks the named component schema, as field messages.

@@ -33,6 +33,8 @@ async fn the_binary_prints_its_address_and_serves() {
         assert_ne!(port, 0);
         assert!(line.ends_with('\n'));
 
+        // reqwest under `rustls` needs a crypto provider before it builds a client.
+        store_api::install_crypto_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let url = format!("{origin}/store-api/2026-08/stores/store_alpha/status");
         let response = http
