@@ -8,7 +8,7 @@
 //! Each clean build gets a fresh `--target-dir` under `target/bench-build/`, so neither reuses the
 //! workspace's artifacts or the other's. The scratch crate is generated in `target/bench-scratch/` with
 //! the dependency lines copied from the workspace's `[workspace.dependencies]`, the workspace's
-//! `Cargo.lock` (the same versions) and its dependency profile (`opt-level = 1`). Both build `--offline`.
+//! `Cargo.lock` (the same versions) and its `[profile.*]` sections. Both build `--offline`.
 //!
 //! Each build is measured twice over: wall time, and the CPU time (user + system) of Cargo and the
 //! compilers it ran. On a shared 2-core machine other processes stretch wall time unevenly between the
@@ -158,10 +158,26 @@ pub fn scratch_manifest(workspace_manifest: &str) -> Result<String, BenchError> 
     }
     manifest.push('\n');
     manifest.push_str(SCRATCH_FEATURES);
-    manifest.push_str(
-        "\n# The workspace's dependency profile.\n[profile.dev.package.\"*\"]\nopt-level = 1\n",
-    );
+    manifest.push_str("\n# The workspace's profiles, copied so that both builds compile alike.\n");
+    manifest.push_str(&profile_sections(workspace_manifest));
     Ok(manifest)
+}
+
+/// Every `[profile.*]` section of the manifest, with its lines, as written there.
+fn profile_sections(manifest: &str) -> String {
+    let mut out = String::new();
+    let mut in_profile = false;
+    for line in manifest.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') {
+            in_profile = trimmed.starts_with("[profile.");
+        }
+        if in_profile {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The `name = ...` line of `[workspace.dependencies]` (one-line entries only).
@@ -304,6 +320,21 @@ mod tests {
             manifest.contains("default = [\"reqwest/rustls-no-provider\"]"),
             "{manifest}"
         );
+    }
+
+    #[test]
+    fn the_scratch_crate_compiles_with_the_workspaces_profiles() {
+        let workspace = "[workspace.dependencies]\nserde = \"1\"\nserde_json = \"1\"\n\
+                         reqwest = \"0.13\"\ntokio = \"1\"\nrustls = \"0.23\"\n\
+                         [profile.dev]\ndebug = \"line-tables-only\"\n\
+                         [profile.dev.package.\"*\"]\ndebug = false\n\
+                         [workspace.lints.clippy]\nunwrap_used = \"warn\"\n";
+        let manifest = scratch_manifest(workspace).unwrap();
+        assert!(manifest.ends_with(
+            "[profile.dev]\ndebug = \"line-tables-only\"\n[profile.dev.package.\"*\"]\ndebug = false\n"
+        ));
+        assert!(!manifest.contains("unwrap_used"));
+        assert!(!manifest.contains("opt-level"));
     }
 
     #[test]
