@@ -193,14 +193,14 @@ impl Orders<'_> {
                         attempt_started,
                     ));
                     // This attempt created it; the lookup recovers what the body did not carry.
-                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await {
-                        Ok(Some(existing)) => Ok(Submission {
-                            submitted: Submitted::Created(existing),
-                            attempts,
-                        }),
-                        Ok(None) => Err(error),
-                        Err(lookup) => Err(undecided(error, &lookup)),
-                    };
+                    return self
+                        .settle(&external_id, &policy, LAGGING_LOOKUPS, error, |existing| {
+                            Ok(Submission {
+                                submitted: Submitted::Created(existing),
+                                attempts,
+                            })
+                        })
+                        .await;
                 }
                 Answer::Conflict => {
                     attempts.push(attempt(
@@ -213,11 +213,15 @@ impl Orders<'_> {
                             "an order with this external id exists (409) but {LAGGING_LOOKUPS} lookups did not show it yet; submit again later with the same id"
                         ),
                     };
-                    return match self.lookup(&external_id, &policy, LAGGING_LOOKUPS).await {
-                        Ok(Some(existing)) => existing_outcome(order, existing, attempts),
-                        Ok(None) => Err(conflict),
-                        Err(lookup) => Err(undecided(conflict, &lookup)),
-                    };
+                    return self
+                        .settle(
+                            &external_id,
+                            &policy,
+                            LAGGING_LOOKUPS,
+                            conflict,
+                            |existing| existing_outcome(order, existing, attempts),
+                        )
+                        .await;
                 }
                 Answer::Refused(refusal) => {
                     let status = refusal.status().unwrap_or(0);
@@ -257,11 +261,11 @@ impl Orders<'_> {
         }
         // Out of attempts. If one of them may have created the order, one more lookup decides.
         if let Some(error) = ambiguous {
-            return match self.lookup(&external_id, &policy, 1).await {
-                Ok(Some(existing)) => existing_outcome(order, existing, attempts),
-                Ok(None) => Err(error),
-                Err(lookup) => Err(undecided(error, &lookup)),
-            };
+            return self
+                .settle(&external_id, &policy, 1, error, |existing| {
+                    existing_outcome(order, existing, attempts)
+                })
+                .await;
         }
         Err(last.unwrap_or_else(|| Error::InvalidArgument("no attempt was made".into())))
     }
@@ -383,6 +387,29 @@ impl Orders<'_> {
         }
     }
 
+    /// Settles an answer after which the order may exist by looking its external id up: an order found
+    /// becomes the outcome through `found`; none found leaves `ambiguous` as the answer. When the lookup
+    /// itself fails the order stays undecided, and `ambiguous` is reported too (its
+    /// `may_have_been_processed()` is true), not the lookup's own error: a 429 on the lookup would read
+    /// as "not processed".
+    async fn settle(
+        &self,
+        external_id: &str,
+        policy: &RetryPolicy,
+        tries: u32,
+        ambiguous: Error,
+        found: impl FnOnce(Order) -> Result<Submission>,
+    ) -> Result<Submission> {
+        match self.lookup(external_id, policy, tries).await {
+            Ok(Some(existing)) => found(existing),
+            Ok(None) => Err(ambiguous),
+            Err(lookup) => {
+                tracing::warn!(error = %lookup, "the lookup by external id failed; the order is undecided");
+                Err(ambiguous)
+            }
+        }
+    }
+
     /// Looks the external id up, up to `tries` times with a short backoff while the order does not show
     /// (the lookup may lag behind the create that a 409 or a 201 reported).
     async fn lookup(
@@ -401,14 +428,6 @@ impl Orders<'_> {
         }
         Ok(None)
     }
-}
-
-/// When the lookup that should decide fails, the order stays undecided: report the answer that made it
-/// so (its `may_have_been_processed()` is true), not the lookup's own error (a 429 on the lookup would
-/// read as "not processed").
-fn undecided(ambiguous: Error, lookup: &Error) -> Error {
-    tracing::warn!(error = %lookup, "the lookup by external id failed; the order is undecided");
-    ambiguous
 }
 
 /// How many times a lookup that should find the order (after a 409 or an unreadable 201) is tried.
