@@ -178,7 +178,7 @@ impl RedisLimiter {
             store_id: store_id.into(),
             burst: store_api::ratelimit::BURST,
             // The in-process limiter's interval: the service's 500 ms plus a margin for jitter.
-            interval: Duration::from_millis(505),
+            interval: store_api::ratelimit::TOKEN_INTERVAL,
             replicas: 1,
             on_error: OnRedisError::FallBack,
             timeout: DEFAULT_COMMAND_TIMEOUT,

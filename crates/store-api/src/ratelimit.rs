@@ -22,7 +22,7 @@ pub const BURST: u32 = 10;
 pub const PER_SECOND: u32 = 2;
 /// Interval between tokens on our side: the service's 500 ms plus a little, so that requests which leave
 /// evenly spaced but arrive with network jitter never reach the service faster than it refills.
-const TOKEN_INTERVAL: Duration = Duration::from_millis(505);
+pub const TOKEN_INTERVAL: Duration = Duration::from_millis(505);
 
 /// A shareable per-store rate limiter. Cloning shares the bucket.
 #[derive(Clone)]
