@@ -62,7 +62,7 @@ impl RetryPolicy {
             .base_delay
             .saturating_mul(1 << exponent)
             .min(self.max_delay);
-        ceiling.mul_f64(rand::random::<f64>())
+        ceiling.mul_f64(fastrand::f64())
     }
 }
 
