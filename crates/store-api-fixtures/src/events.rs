@@ -1,6 +1,7 @@
-//! Webhook events: built when something changes, signed with the store's key of that moment (so a
-//! delivery still being retried after a rotation keeps the old signature, as the seed warns), and
-//! delivered to the topic's URL with up to five attempts and exponential backoff.
+//! Webhook events: built when something changes and delivered to the topic's URL with up to five
+//! attempts and exponential backoff. Each attempt is signed with the store's key in force at that
+//! attempt: the seed makes a rotation effective at once for signatures too, and receivers switch their
+//! verification key at once, so a retry signed with the old key would be refused.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,14 +34,13 @@ impl PendingEvent {
     }
 }
 
-/// One signed delivery job.
+/// One delivery job: the event's bytes, signed anew at each attempt.
 struct Job {
     store_id: String,
     event_id: String,
     topic: String,
     url: String,
     body: bytes::Bytes,
-    signature: String,
 }
 
 /// Queues `events`: a topic with no registered URL is never queued or sent.
@@ -70,7 +70,6 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
                 event_id: payload.id,
                 topic: event.topic.to_string(),
                 url: url.clone(),
-                signature: sign(&store.api_key, &body),
                 body: body.into(),
             }
         };
@@ -83,11 +82,15 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
 /// `backoff × 2^(attempt − 1)`. Every attempt is recorded.
 async fn deliver(shared: Arc<Shared>, job: Job) {
     for attempt in 1..=MAX_ATTEMPTS {
+        let Some(signature) = current_signature(&shared, &job) else {
+            // The store is gone (state replaced): nobody is left to deliver for.
+            return;
+        };
         let result = shared
             .http
             .post(&job.url)
             .header("content-type", "application/json")
-            .header(SIGNATURE_HEADER, &job.signature)
+            .header(SIGNATURE_HEADER, signature)
             .body(job.body.clone())
             .send()
             .await;
@@ -117,6 +120,13 @@ async fn deliver(shared: Arc<Shared>, job: Job) {
         let factor = 1u32 << (attempt - 1);
         tokio::time::sleep(shared.config.webhook_backoff.saturating_mul(factor)).await;
     }
+}
+
+/// The job's signature with the store's key of this moment.
+fn current_signature(shared: &Shared, job: &Job) -> Option<String> {
+    let state = shared.lock();
+    let store = state.stores.get(&job.store_id)?;
+    Some(sign(&store.api_key, &job.body))
 }
 
 fn describe(error: &reqwest::Error) -> String {

@@ -388,3 +388,34 @@ async fn key_rotation_changes_authentication_and_signatures_at_once() {
         .await
         .error(404, Msg::Exact("Store not found"));
 }
+
+#[tokio::test]
+async fn a_retry_after_a_rotation_is_signed_with_the_new_key() {
+    // The seed: rotation changes the signature too, at once. A delivery still being retried is signed
+    // with the key in force at each attempt, so a receiver that switched keys verifies the retry.
+    let emu = builder()
+        .webhook_backoff(Duration::from_millis(400))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::new(&emu);
+    let receiver = Receiver::start().await;
+    receiver.fail_next(&[500]);
+    register_all(&api, ALPHA, &receiver).await;
+    let order = api
+        .create_order(ALPHA, &simple_order(Some("rot-retry")))
+        .await;
+    let order_id = order["id"].as_str().unwrap();
+    let first = receiver.wait_for(1).await.remove(0);
+    assert_event(&first, ALPHA, "orders_create", order_id, ALPHA_KEY);
+    let new_key = api
+        .control(Method::POST, "/stores/store_alpha/rotate-key", None)
+        .await
+        .str("/apiKey");
+    let received = receiver.wait_for(2).await;
+    assert_eq!(
+        received[1].body, first.body,
+        "the same event, byte for byte"
+    );
+    assert_event(&received[1], ALPHA, "orders_create", order_id, &new_key);
+}
