@@ -1,7 +1,6 @@
 //! The command line: every command, flag and its `--help` text (clap derive).
 
 use std::fmt;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -291,27 +290,11 @@ pub enum WebhooksCommand {
     },
 }
 
-/// Options of `emulator`, the same as `store-api-emulator`'s.
+/// Options of `emulator`: the same as `store-api-emulator`'s, defined once in the emulator crate.
 #[derive(Debug, Args)]
 pub struct EmulatorArgs {
-    /// Address to listen on; port 0 picks a free port.
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
-    /// Seed file replacing the built-in data (format: crates/store-api-fixtures/seed/README.md).
-    #[arg(long, value_name = "FILE")]
-    pub seed: Option<PathBuf>,
-    /// Turn the per-store rate limit off (for load tests).
-    #[arg(long)]
-    pub no_rate_limit: bool,
-    /// Load the state from this file on start (if it exists) and write it there on shutdown.
-    #[arg(long, value_name = "FILE")]
-    pub state: Option<PathBuf>,
-    /// Move every movable order one rung up the fulfillment ladder this often, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub auto_advance_ms: Option<u64>,
-    /// Wait before the second webhook attempt, doubled for each further one, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    pub webhook_backoff_ms: u64,
+    #[command(flatten)]
+    pub serve: store_api_fixtures::ServeArgs,
 }
 
 /// `placement` subcommands.

@@ -80,8 +80,19 @@ pub(crate) fn set_webhooks(
             problems.push(format!("{topic} is not a webhook topic"));
         }
         match url::Url::parse(url) {
-            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
-            _ => problems.push(format!("{topic} must be an absolute http or https URL")),
+            Ok(parsed) if !matches!(parsed.scheme(), "http" | "https") => {
+                problems.push(format!("{topic} must be an absolute http or https URL"))
+            }
+            Ok(parsed)
+                if !shared.config.allow_remote_webhooks
+                    && !crate::loopback::is_loopback_url(&parsed) =>
+            {
+                problems.push(format!(
+                    "{topic} must be on a loopback host (127.0.0.1, ::1 or localhost) unless the emulator allows remote webhooks (--allow-remote-webhooks)"
+                ))
+            }
+            Ok(_) => {}
+            Err(_) => problems.push(format!("{topic} must be an absolute http or https URL")),
         }
     }
     if !problems.is_empty() {

@@ -33,6 +33,14 @@ pub enum EmulatorError {
     /// The state file exists but could not be loaded.
     #[error("{0}")]
     State(String),
+    /// A non-loopback listen address without [`EmulatorBuilder::allow_remote`].
+    #[error(
+        "refusing to listen on {addr}: the control endpoints list every store's API key; use a loopback address, or allow remote access explicitly (--allow-remote)"
+    )]
+    RemoteNotAllowed {
+        /// The address.
+        addr: SocketAddr,
+    },
 }
 
 /// A control operation was refused (unknown store or order, a move the order's state does not allow).
@@ -71,6 +79,8 @@ pub struct EmulatorBuilder {
     state_file: Option<PathBuf>,
     fetch_limits: FetchLimits,
     network_downloads: bool,
+    allow_remote: bool,
+    allow_remote_webhooks: bool,
 }
 
 impl Default for EmulatorBuilder {
@@ -84,6 +94,8 @@ impl Default for EmulatorBuilder {
             state_file: None,
             fetch_limits: FetchLimits::default(),
             network_downloads: true,
+            allow_remote: false,
+            allow_remote_webhooks: false,
         }
     }
 }
@@ -138,8 +150,27 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Allows a non-loopback [`listen`](Self::listen) address and control requests for any `Host`
+    /// (default off). Off, the emulator refuses to bind anything but loopback, and its control endpoints
+    /// (which list every store's key) answer 403 to a request whose `Host` is not loopback, so a web page
+    /// cannot reach them through DNS rebinding.
+    pub fn allow_remote(mut self, allowed: bool) -> Self {
+        self.allow_remote = allowed;
+        self
+    }
+
+    /// Allows webhook URLs on non-loopback hosts (default off: only `127.0.0.0/8`, `::1` and
+    /// `localhost`), so the emulator cannot be used to probe other machines and read back the outcome.
+    pub fn allow_remote_webhooks(mut self, allowed: bool) -> Self {
+        self.allow_remote_webhooks = allowed;
+        self
+    }
+
     /// Binds, loads the state and starts serving. Must be called inside a tokio runtime.
     pub async fn start(self) -> Result<Emulator, EmulatorError> {
+        if !self.listen.ip().is_loopback() && !self.allow_remote {
+            return Err(EmulatorError::RemoteNotAllowed { addr: self.listen });
+        }
         let listener = tokio::net::TcpListener::bind(self.listen)
             .await
             .map_err(|source| EmulatorError::Bind {
@@ -181,6 +212,8 @@ impl EmulatorBuilder {
             origin,
             config: Config {
                 webhook_backoff: self.webhook_backoff,
+                allow_remote: self.allow_remote,
+                allow_remote_webhooks: self.allow_remote_webhooks,
             },
             runtime: tokio::runtime::Handle::current(),
         });

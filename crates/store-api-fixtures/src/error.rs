@@ -13,6 +13,8 @@ pub(crate) enum ApiError {
     Invalid(Vec<String>),
     /// 401 with one of the two messages of the seed.
     Unauthorized(&'static str),
+    /// 403: a control request for a host that is not loopback.
+    Forbidden(String),
     /// 404 with the resource's own message, or `Cannot GET <path>`.
     NotFound(String),
     /// 409 (an order with this external id exists).
@@ -31,6 +33,7 @@ impl ApiError {
         match self {
             Self::BadRequest(_) | Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -42,9 +45,10 @@ impl ApiError {
     pub fn body(&self) -> types::Error {
         let status = self.status();
         let message = match self {
-            Self::BadRequest(text) | Self::NotFound(text) | Self::Conflict(text) => {
-                types::ErrorMessage::String(text.clone())
-            }
+            Self::BadRequest(text)
+            | Self::Forbidden(text)
+            | Self::NotFound(text)
+            | Self::Conflict(text) => types::ErrorMessage::String(text.clone()),
             Self::Invalid(list) => types::ErrorMessage::Array(list.clone()),
             Self::Unauthorized(text) => types::ErrorMessage::String((*text).to_owned()),
             Self::PayloadTooLarge => types::ErrorMessage::String(format!(

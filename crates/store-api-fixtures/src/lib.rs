@@ -7,8 +7,10 @@ mod control;
 mod emulator;
 mod error;
 mod events;
+mod loopback;
 mod orders;
 pub mod seed;
+mod serve;
 mod server;
 mod state;
 mod wire;
@@ -21,6 +23,7 @@ pub use emulator::{ControlError, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use orders::AppAction;
 pub use seed::Seed;
+pub use serve::{ServeArgs, ServeError};
 pub use server::{API_PREFIX, MAX_BODY_BYTES};
 pub use state::Delivery;
 
@@ -29,6 +32,10 @@ pub use state::Delivery;
 struct Config {
     /// Wait before the second webhook attempt; doubled for each further one.
     webhook_backoff: Duration,
+    /// Control requests for any `Host` (else loopback hosts only).
+    allow_remote: bool,
+    /// Webhook URLs on any host (else loopback only).
+    allow_remote_webhooks: bool,
 }
 
 /// What every handler shares.

@@ -44,26 +44,40 @@ fn advancing_a_held_order_is_refused_and_the_watch_goes_on_polling() {
     env.emu
         .app_action(&env.store, &id, AppAction::Hold)
         .unwrap();
-    let child = env
+    let mut child = env
         .std_cmd()
         .args(["orders", "watch", &id, "--advance", "--interval-ms", "20"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Let it poll a few times, then release the order so that it climbs and the watch ends.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Wait until the watch has been refused (however long the binary takes to start on a busy machine),
+    // then release the order so that it climbs and the watch ends.
+    let stderr = child.stderr.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let refused = "the emulator refused to advance the order (409); no longer advancing";
+    let mut seen = Vec::new();
+    while !seen.iter().any(|line: &String| line.contains(refused)) {
+        match lines.recv_timeout(std::time::Duration::from_secs(30)) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("the watch never reported the refusal: {seen:?}"),
+        }
+    }
     env.emu
         .app_action(&env.store, &id, AppAction::Release)
         .unwrap();
     for _ in 0..4 {
         env.emu.advance_order(&env.store, &id).unwrap();
     }
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        stderr.contains("the emulator refused to advance the order (409); no longer advancing"),
-        "{stderr}"
-    );
+    assert!(child.wait().unwrap().success(), "{seen:?}");
+    reader.join().unwrap();
 }

@@ -21,6 +21,29 @@ use crate::orders::AppAction;
 
 type Params = Path<HashMap<String, String>>;
 
+/// Lets a control request through only when its `Host` is loopback (unless remote access was allowed):
+/// the control endpoints hand out every store's key, and a web page can reach a loopback port through
+/// DNS rebinding, but its requests then carry the page's public host name.
+pub(super) async fn loopback_only(
+    State(shared): State<Arc<Shared>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_default();
+    if shared.config.allow_remote || crate::loopback::is_loopback_host(host) {
+        return next.run(request).await;
+    }
+    ApiError::Forbidden(format!(
+        "The control endpoints answer only requests to a loopback host, not {host:?}; start the emulator with --allow-remote to allow others"
+    ))
+    .into_response()
+}
+
 fn param(params: &Params, name: &str) -> String {
     params.get(name).cloned().unwrap_or_default()
 }

@@ -48,7 +48,13 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route_layer(middleware::from_fn_with_state(shared.clone(), auth::guard));
     Router::new()
         .nest(&format!("{API_PREFIX}/stores/{{storeId}}"), api)
-        .nest("/_emulator", control::router())
+        .nest(
+            "/_emulator",
+            control::router().route_layer(middleware::from_fn_with_state(
+                shared.clone(),
+                control::loopback_only,
+            )),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .with_state(shared)

@@ -1,38 +1,73 @@
 //! The `store-api-emulator` binary: one stdout line with the address, then it serves.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+/// A running `store-api-emulator` with `args` and the origin from its ready line.
+pub struct Binary {
+    pub child: Child,
+    pub origin: String,
+}
+
+impl Binary {
+    pub async fn start(args: &[&str]) -> Binary {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_store-api-emulator"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            BufReader::new(stdout).read_line(&mut line).map(|_| line)
+        });
+        let line = tokio::time::timeout(Duration::from_secs(20), line).await;
+        let Ok(Ok(Ok(line))) = line else {
+            let _ = child.kill();
+            panic!("the binary printed no ready line");
+        };
+        let Some(origin) = line
+            .trim_end()
+            .strip_prefix("store-api-emulator listening on ")
+            .map(str::to_owned)
+        else {
+            let _ = child.kill();
+            panic!("unexpected first line {line:?}");
+        };
+        assert!(line.ends_with('\n'));
+        Binary { child, origin }
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; true when it exited successfully.
+    pub fn terminate(mut self) -> bool {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 #[tokio::test]
 async fn the_binary_prints_its_address_and_serves() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_store-api-emulator"))
-        .args(["--listen", "127.0.0.1:0", "--no-rate-limit"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).map(|_| line)
-    });
-    let line = tokio::time::timeout(Duration::from_secs(20), line).await;
-    let result = async {
-        let line = line.expect("the binary printed nothing").unwrap().unwrap();
-        let origin = line
-            .trim_end()
-            .strip_prefix("store-api-emulator listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let binary = Binary::start(&["--listen", "127.0.0.1:0", "--no-rate-limit"]).await;
+    let origin = binary.origin.clone();
+    let result = async move {
         let port: u16 = origin
             .strip_prefix("http://127.0.0.1:")
             .unwrap()
             .parse()
             .unwrap();
         assert_ne!(port, 0);
-        assert!(line.ends_with('\n'));
-
         // reqwest under `rustls` needs a crypto provider before it builds a client.
         store_api::install_crypto_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -57,10 +92,8 @@ async fn the_binary_prints_its_address_and_serves() {
             assert_eq!(response.status(), 200);
         }
     };
-    // Run the checks, then always stop the child.
     let outcome = tokio::spawn(result).await;
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(binary);
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic.into_panic());
     }

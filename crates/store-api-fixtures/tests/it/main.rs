@@ -22,6 +22,8 @@ mod order_rules;
 mod orders;
 /// The per-store rate limit (burst 10, then 2/s) with its headers and 429.
 mod rate_limit;
+/// Loopback-only control plane and webhooks, explicit remote access, SIGTERM keeps the state.
+mod safety;
 /// Persisting the state across restarts.
 mod state_file;
 /// Webhook delivery: payload, signature, retries, topics, product events, key rotation.

@@ -1,0 +1,106 @@
+//! The emulator as a server process: the options of `store-api-emulator` and of `store-api emulator`
+//! (one definition, flattened into both command lines) and the serve-until-stopped loop they share.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{Emulator, EmulatorBuilder, EmulatorError, Seed};
+
+/// The emulator server's command-line options.
+#[derive(Debug, Clone, clap::Args)]
+#[non_exhaustive]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port. A non-loopback address needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Seed file replacing the built-in data (format: crates/store-api-fixtures/seed/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub seed: Option<PathBuf>,
+    /// Turn the per-store rate limit off (for load tests).
+    #[arg(long)]
+    pub no_rate_limit: bool,
+    /// Load the state from this file on start (if it exists) and write it there on shutdown.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Move every movable order one rung up the fulfillment ladder this often, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub auto_advance_ms: Option<u64>,
+    /// Wait before the second webhook attempt, doubled for each further one, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub webhook_backoff_ms: u64,
+    /// Listen on a non-loopback address and answer the control endpoints (which list every store's API
+    /// key) for any Host. Anyone who can reach the address can then read the keys.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Deliver webhooks to non-loopback addresses too (by default only 127.0.0.0/8, ::1 and localhost).
+    #[arg(long)]
+    pub allow_remote_webhooks: bool,
+}
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The options are wrong (an unreadable seed file).
+    #[error("{0}")]
+    Usage(String),
+    /// The emulator could not start.
+    #[error(transparent)]
+    Start(#[from] EmulatorError),
+}
+
+impl ServeArgs {
+    /// The emulator these options describe.
+    pub fn builder(&self) -> Result<EmulatorBuilder, ServeError> {
+        let mut builder = Emulator::builder()
+            .listen(self.listen)
+            .rate_limit(!self.no_rate_limit)
+            .webhook_backoff(Duration::from_millis(self.webhook_backoff_ms))
+            .allow_remote(self.allow_remote)
+            .allow_remote_webhooks(self.allow_remote_webhooks);
+        if let Some(path) = &self.seed {
+            let seed = Seed::from_file(path).map_err(|e| ServeError::Usage(e.to_string()))?;
+            builder = builder.seed(seed);
+        }
+        if let Some(path) = &self.state {
+            builder = builder.state_file(path);
+        }
+        if let Some(ms) = self.auto_advance_ms {
+            builder = builder.auto_advance(Duration::from_millis(ms.max(1)));
+        }
+        Ok(builder)
+    }
+
+    /// Starts the emulator, prints the one ready line on stdout (everything else goes to stderr), and
+    /// serves until Ctrl-C or SIGTERM, then shuts down, writing the state file when one was given.
+    pub async fn serve(&self) -> Result<(), ServeError> {
+        let emulator = self.builder()?.start().await?;
+        if !self.listen.ip().is_loopback() {
+            eprintln!(
+                "warning: listening on {}: anyone who can reach this address can read every store's API key at /_emulator/stores",
+                emulator.addr()
+            );
+        }
+        println!("store-api-emulator listening on {}", emulator.origin());
+        stopped().await;
+        emulator.shutdown().await;
+        Ok(())
+    }
+}
+
+/// Waits for Ctrl-C or, on Unix, SIGTERM (what `kill`, systemd and container runtimes send).
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

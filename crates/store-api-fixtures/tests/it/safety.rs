@@ -1,0 +1,157 @@
+//! Safe to leave running: the control plane answers loopback hosts only, binding elsewhere and
+//! delivering webhooks elsewhere need explicit permission, and SIGTERM keeps the state.
+
+use reqwest::Method;
+use serde_json::json;
+use store_api_fixtures::{Emulator, EmulatorError};
+
+use crate::binary::Binary;
+use crate::common::*;
+
+/// `GET /_emulator/stores` with this `Host` header.
+async fn stores_with_host(api: &Api, host: &str) -> reqwest::Response {
+    api.http
+        .get(format!("{}/_emulator/stores", api.origin))
+        .header("host", host)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn control_endpoints_refuse_a_host_that_is_not_loopback() {
+    let (emu, api) = start().await;
+    let port = emu.addr().port();
+    // What a page on a DNS-rebound name sends: its own public host name.
+    for host in ["rebound.example", "rebound.example:80", "127.0.0.1.nip.io"] {
+        let response = stores_with_host(&api, &format!("{host}:{port}")).await;
+        assert_eq!(response.status(), 403, "{host}");
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["statusCode"], 403);
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("loopback") && m.contains("--allow-remote")),
+            "{body}"
+        );
+        assert!(!body.to_string().contains(ALPHA_KEY), "no key leaks");
+    }
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}")] {
+        assert_eq!(stores_with_host(&api, &host).await.status(), 200, "{host}");
+    }
+    // The Store API itself is guarded by its keys, not by the host.
+    let status = api
+        .http
+        .get(format!("{}/stores/{ALPHA}/status", api.base))
+        .header("host", "rebound.example")
+        .header("X-API-Key", ALPHA_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status.status(), 200);
+}
+
+#[tokio::test]
+async fn a_non_loopback_listen_address_needs_allow_remote() {
+    let refused = builder()
+        .listen("0.0.0.0:0".parse().unwrap())
+        .start()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, EmulatorError::RemoteNotAllowed { .. }),
+        "{refused:?}"
+    );
+    assert!(refused.to_string().contains("--allow-remote"), "{refused}");
+
+    let emu: Emulator = builder()
+        .listen("0.0.0.0:0".parse().unwrap())
+        .allow_remote(true)
+        .start()
+        .await
+        .unwrap();
+    let api = Api::new(&emu);
+    let api = Api {
+        origin: format!("http://127.0.0.1:{}", emu.addr().port()),
+        ..api
+    };
+    assert_eq!(
+        stores_with_host(&api, "emulator.lan").await.status(),
+        200,
+        "allowed remote access answers any host"
+    );
+}
+
+#[tokio::test]
+async fn webhook_urls_must_be_loopback_unless_allowed() {
+    let (_emu, api) = start().await;
+    for url in [
+        "http://10.0.0.7:8080/hook",
+        "https://example.com/hook",
+        "http://127.0.0.1.nip.io/hook",
+    ] {
+        api.control(
+            Method::PUT,
+            "/stores/store_alpha/webhooks",
+            Some(&json!({ "orders_create": url })),
+        )
+        .await
+        .error(
+            400,
+            Msg::List(&["orders_create must be on a loopback host (127.0.0.1, ::1 or localhost) unless the emulator allows remote webhooks (--allow-remote-webhooks)"]),
+        );
+    }
+    assert!(api.deliveries(ALPHA).await.is_empty());
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://localhost:9/hook",
+        "http://[::1]:9/hook",
+    ] {
+        api.control(
+            Method::PUT,
+            "/stores/store_alpha/webhooks",
+            Some(&json!({ "orders_create": url })),
+        )
+        .await
+        .ok(204);
+    }
+
+    let open = builder().allow_remote_webhooks(true).start().await.unwrap();
+    Api::new(&open)
+        .control(
+            Method::PUT,
+            "/stores/store_alpha/webhooks",
+            Some(&json!({ "orders_create": "https://example.com/hook" })),
+        )
+        .await
+        .ok(204);
+}
+
+#[tokio::test]
+async fn sigterm_saves_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let binary = Binary::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--state",
+        state.to_str().unwrap(),
+    ])
+    .await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let rotated: serde_json::Value = http
+        .post(format!(
+            "{}/_emulator/stores/store_alpha/rotate-key",
+            binary.origin
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let new_key = rotated["apiKey"].as_str().unwrap().to_owned();
+    assert!(binary.terminate(), "a clean exit on SIGTERM");
+    let saved = std::fs::read_to_string(&state).expect("the state file was written");
+    assert!(saved.contains(&new_key), "the rotation survived");
+}
