@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The emulator's faults on demand against the real client.
+mod emulator_faults;
 // Every endpoint end to end, typed results snapshotted.
 mod endpoints;
 // Typed errors, and what is refused locally is never sent.

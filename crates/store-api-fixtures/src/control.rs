@@ -107,6 +107,16 @@ pub(crate) fn set_webhooks(
     Ok(())
 }
 
+/// Queues a fault for the next matching requests.
+pub(crate) fn inject_fault(shared: &Shared, fault: crate::Fault) -> Result<(), ApiError> {
+    let problems = fault.problems(crate::server::faults::is_operation);
+    if !problems.is_empty() {
+        return Err(ApiError::Invalid(problems));
+    }
+    shared.faults().push(fault);
+    Ok(())
+}
+
 pub(crate) fn deliveries(shared: &Shared, store_id: &str) -> Result<Vec<Delivery>, ApiError> {
     let state = shared.lock();
     Ok(state

@@ -216,20 +216,17 @@ impl EmulatorBuilder {
                 allow_remote_webhooks: self.allow_remote_webhooks,
             },
             runtime: tokio::runtime::Handle::current(),
+            faults: Mutex::default(),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let app = server::router(shared.clone());
         let state_file = self.state_file.clone();
         let saver = shared.clone();
         let task = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-            if let Err(error) = served {
-                tracing::error!(%error, "emulator server stopped");
-            }
+            server::connection::serve(listener, app, async {
+                let _ = stopped.await;
+            })
+            .await;
             if let Some(path) = state_file
                 && let Err(error) = saver.lock().save(&path)
             {
@@ -336,6 +333,33 @@ impl Emulator {
         urls: BTreeMap<String, String>,
     ) -> Result<(), ControlError> {
         Ok(control::set_webhooks(&self.shared, store_id, urls)?)
+    }
+
+    /// Queues a fault for the next matching requests (see [`Fault`](crate::Fault)); refused when the
+    /// operation is unknown, the status is not an error status or the count is zero.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use store_api_fixtures::{Emulator, Fault, FaultKind};
+    ///
+    /// let emu = Emulator::start().await?;
+    /// // The next order creation is processed, but its answer never arrives.
+    /// emu.inject_fault(Fault::new(FaultKind::DropAfterCommit).operation("create_order"))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn inject_fault(&self, fault: crate::Fault) -> Result<(), ControlError> {
+        Ok(control::inject_fault(&self.shared, fault)?)
+    }
+
+    /// The injected faults that have not fired yet, with their remaining counts.
+    pub fn pending_faults(&self) -> Vec<crate::Fault> {
+        self.shared.faults().pending()
+    }
+
+    /// Drops every injected fault that has not fired yet.
+    pub fn clear_faults(&self) {
+        self.shared.faults().clear();
     }
 
     /// Every webhook delivery attempt of the store, oldest first.

@@ -7,6 +7,7 @@ mod control;
 mod emulator;
 mod error;
 mod events;
+pub mod faults;
 mod loopback;
 mod orders;
 pub mod seed;
@@ -21,6 +22,7 @@ use std::time::Duration;
 pub use control::StoreCredentials;
 pub use emulator::{ControlError, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
+pub use faults::{Fault, FaultKind};
 pub use orders::AppAction;
 pub use seed::Seed;
 pub use serve::{ServeArgs, ServeError};
@@ -49,6 +51,8 @@ struct Shared {
     origin: String,
     config: Config,
     runtime: tokio::runtime::Handle,
+    /// Injected faults still to fire (a lock of its own: checked on every request).
+    faults: Mutex<faults::FaultQueue>,
 }
 
 impl Shared {
@@ -56,6 +60,13 @@ impl Shared {
     /// change is built on a copy and stored at once), so a poisoned lock is still safe to use.
     fn lock(&self) -> MutexGuard<'_, state::State> {
         self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The injected faults (a poisoned lock is safe for the same reason).
+    fn faults(&self) -> MutexGuard<'_, faults::FaultQueue> {
+        self.faults
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }

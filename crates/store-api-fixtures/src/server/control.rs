@@ -70,6 +70,10 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
             "/stores/{storeId}/products/{productId}",
             put(update_product).delete(delete_product),
         )
+        .route(
+            "/faults",
+            get(pending_faults).post(inject_fault).delete(clear_faults),
+        )
         .route("/artwork-hosts", put(artwork_hosts))
         .route("/images/{imageId}", get(image))
 }
@@ -109,6 +113,24 @@ async fn set_webhooks(
     let urls: BTreeMap<String, String> = body::decode(&body::read(request).await?)?;
     control::set_webhooks(&shared, &param(&params, "storeId"), urls)?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+async fn pending_faults(State(shared): State<Arc<Shared>>) -> Json<Vec<crate::Fault>> {
+    Json(shared.faults().pending())
+}
+
+async fn inject_fault(
+    State(shared): State<Arc<Shared>>,
+    request: Body,
+) -> Result<StatusCode, ApiError> {
+    let fault: crate::Fault = body::decode(&body::read(request).await?)?;
+    control::inject_fault(&shared, fault)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn clear_faults(State(shared): State<Arc<Shared>>) -> StatusCode {
+    shared.faults().clear();
+    StatusCode::NO_CONTENT
 }
 
 async fn deliveries(

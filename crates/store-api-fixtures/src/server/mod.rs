@@ -3,7 +3,9 @@
 
 mod auth;
 pub(crate) mod body;
+pub(crate) mod connection;
 mod control;
+pub(crate) mod faults;
 pub(crate) mod list;
 pub(crate) mod ratelimit;
 mod routes;
@@ -45,7 +47,12 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
             get(routes::list_orders).post(routes::create_order),
         )
         .route("/orders/{orderId}", get(routes::get_order))
-        .route_layer(middleware::from_fn_with_state(shared.clone(), auth::guard));
+        .route_layer(middleware::from_fn_with_state(shared.clone(), auth::guard))
+        // Outside authentication: an injected fault needs no key and leaves the bucket alone.
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            faults::inject,
+        ));
     Router::new()
         .nest(&format!("{API_PREFIX}/stores/{{storeId}}"), api)
         .nest(

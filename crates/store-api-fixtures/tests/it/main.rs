@@ -10,6 +10,8 @@ mod artworks;
 mod auth;
 /// The `store-api-emulator` binary.
 mod binary;
+/// Faults on demand: every kind over the control API and in process.
+mod faults;
 /// The order lifecycle driven by the control endpoints, and auto-advance.
 mod lifecycle;
 /// List conventions of the four list endpoints: paging, limits, filters, sorts, the envelope.

@@ -1,0 +1,346 @@
+//! Faults on demand: for the next N requests that match an operation and a store, answer with an error,
+//! a 429, a reset connection, a delay, or drop the answer after the request was processed. Queued in
+//! process ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over HTTP
+//! (`POST /_emulator/faults`), so tests in any language can make a real client meet the rare faults.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Longest delay a fault may impose (a test that needs more is waiting on nothing).
+pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(300);
+
+/// What happens to a matching request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// Answers this status (4xx or 5xx) with the error envelope; nothing is processed.
+    Status {
+        /// The status, 400 to 599.
+        status: u16,
+    },
+    /// Answers 429 with this `Retry-After` value, sent verbatim (absurd values included); nothing is
+    /// processed and the store's bucket is not touched.
+    RateLimited {
+        /// The `Retry-After` header value.
+        retry_after: String,
+    },
+    /// Resets the connection (TCP RST) before anything is processed.
+    Reset,
+    /// Processes the request (an order is created), then closes the connection without answering.
+    DropAfterCommit,
+    /// Processes the request, then holds the answer this long (at most [`MAX_FAULT_DELAY`]).
+    Delay {
+        /// How long.
+        delay: Duration,
+    },
+    /// Processes the request, then answers this status with the error envelope instead of its answer.
+    StatusAfterCommit {
+        /// The status, 400 to 599.
+        status: u16,
+    },
+}
+
+/// A fault to inject: what, into which requests, how many times.
+///
+/// ```
+/// use store_api_fixtures::{Fault, FaultKind};
+///
+/// // The next two order creations of store_alpha get 503; nothing is created.
+/// let fault = Fault::new(FaultKind::Status { status: 503 })
+///     .operation("create_order")
+///     .store("store_alpha")
+///     .times(2);
+/// assert_eq!(fault.times, 2);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "FaultForm", into = "FaultForm")]
+#[non_exhaustive]
+pub struct Fault {
+    /// What happens.
+    pub kind: FaultKind,
+    /// The operation id (`create_order`, `list_orders`, …, as in the spec); any operation when absent.
+    pub operation: Option<String>,
+    /// The store id; any store when absent.
+    pub store: Option<String>,
+    /// How many matching requests get it (default 1).
+    pub times: u32,
+}
+
+/// The JSON form of a fault at `/_emulator/faults`:
+/// `{"kind": "status", "status": 503, "operation": "create_order", "store": "store_alpha", "times": 2}`;
+/// kinds `status`, `rate_limited` (`retryAfter`), `reset`, `drop_after_commit`, `delay` (`ms`),
+/// `status_after_commit` (`status`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FaultForm {
+    kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    operation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    store: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    times: Option<u32>,
+}
+
+impl TryFrom<FaultForm> for Fault {
+    type Error = String;
+
+    fn try_from(form: FaultForm) -> Result<Fault, String> {
+        let needs = |field: &str| format!("{field} is required for kind {}", form.kind);
+        let status = || form.status.ok_or_else(|| needs("status"));
+        let kind = match form.kind.as_str() {
+            "status" => FaultKind::Status { status: status()? },
+            "rate_limited" => FaultKind::RateLimited {
+                retry_after: form
+                    .retry_after
+                    .clone()
+                    .ok_or_else(|| needs("retryAfter"))?,
+            },
+            "reset" => FaultKind::Reset,
+            "drop_after_commit" => FaultKind::DropAfterCommit,
+            "delay" => FaultKind::Delay {
+                delay: Duration::from_millis(form.ms.ok_or_else(|| needs("ms"))?),
+            },
+            "status_after_commit" => FaultKind::StatusAfterCommit { status: status()? },
+            other => {
+                return Err(format!(
+                    "kind must be one of status, rate_limited, reset, drop_after_commit, delay, status_after_commit, not {other:?}"
+                ));
+            }
+        };
+        Ok(Fault {
+            kind,
+            operation: form.operation,
+            store: form.store,
+            times: form.times.unwrap_or(1),
+        })
+    }
+}
+
+impl From<Fault> for FaultForm {
+    fn from(fault: Fault) -> FaultForm {
+        let mut form = FaultForm {
+            operation: fault.operation,
+            store: fault.store,
+            times: Some(fault.times),
+            ..FaultForm::default()
+        };
+        form.kind = match fault.kind {
+            FaultKind::Status { status } => {
+                form.status = Some(status);
+                "status"
+            }
+            FaultKind::RateLimited { retry_after } => {
+                form.retry_after = Some(retry_after);
+                "rate_limited"
+            }
+            FaultKind::Reset => "reset",
+            FaultKind::DropAfterCommit => "drop_after_commit",
+            FaultKind::Delay { delay } => {
+                form.ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+                "delay"
+            }
+            FaultKind::StatusAfterCommit { status } => {
+                form.status = Some(status);
+                "status_after_commit"
+            }
+        }
+        .to_owned();
+        form
+    }
+}
+
+impl Fault {
+    /// A fault for the next request of any operation and store.
+    pub fn new(kind: FaultKind) -> Fault {
+        Fault {
+            kind,
+            operation: None,
+            store: None,
+            times: 1,
+        }
+    }
+
+    /// Only requests of this operation id.
+    pub fn operation(mut self, operation_id: impl Into<String>) -> Fault {
+        self.operation = Some(operation_id.into());
+        self
+    }
+
+    /// Only requests for this store.
+    pub fn store(mut self, store_id: impl Into<String>) -> Fault {
+        self.store = Some(store_id.into());
+        self
+    }
+
+    /// The next `times` matching requests (default 1).
+    pub fn times(mut self, times: u32) -> Fault {
+        self.times = times;
+        self
+    }
+
+    /// Why this fault cannot be injected, if it cannot.
+    pub(crate) fn problems(&self, known_operation: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut problems = Vec::new();
+        match &self.kind {
+            FaultKind::Status { status } | FaultKind::StatusAfterCommit { status }
+                if !(400..=599).contains(status) =>
+            {
+                problems.push(format!("status must be between 400 and 599, not {status}"));
+            }
+            FaultKind::RateLimited { retry_after }
+                if axum::http::HeaderValue::from_str(retry_after).is_err() =>
+            {
+                problems.push("retryAfter must be a valid header value".to_owned());
+            }
+            FaultKind::Delay { delay } if *delay > MAX_FAULT_DELAY => {
+                problems.push(format!(
+                    "ms must be at most {}",
+                    MAX_FAULT_DELAY.as_millis()
+                ));
+            }
+            _ => {}
+        }
+        if let Some(operation) = &self.operation
+            && !known_operation(operation)
+        {
+            problems.push(format!("{operation} is not an operation of the Store API"));
+        }
+        if self.times == 0 {
+            problems.push("times must be at least 1".to_owned());
+        }
+        problems
+    }
+
+    fn matches(&self, operation_id: &str, store_id: &str) -> bool {
+        self.operation.as_deref().is_none_or(|o| o == operation_id)
+            && self.store.as_deref().is_none_or(|s| s == store_id)
+    }
+}
+
+/// The injected faults still to fire, in the order they were injected.
+#[derive(Debug, Default)]
+pub(crate) struct FaultQueue {
+    pending: Vec<Fault>,
+}
+
+impl FaultQueue {
+    pub fn push(&mut self, fault: Fault) {
+        self.pending.push(fault);
+    }
+
+    pub fn clear(&mut self) {
+        self.pending.clear();
+    }
+
+    pub fn pending(&self) -> Vec<Fault> {
+        self.pending.clone()
+    }
+
+    /// The first pending fault matching the request, counted down (and removed when spent).
+    pub fn take(&mut self, operation_id: &str, store_id: &str) -> Option<FaultKind> {
+        let index = self
+            .pending
+            .iter()
+            .position(|f| f.matches(operation_id, store_id))?;
+        let fault = self.pending.get_mut(index)?;
+        let kind = fault.kind.clone();
+        fault.times = fault.times.saturating_sub(1);
+        if fault.times == 0 {
+            self.pending.remove(index);
+        }
+        Some(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_matching_fault_fires_and_counts_down() {
+        let mut queue = FaultQueue::default();
+        queue.push(
+            Fault::new(FaultKind::Reset)
+                .operation("create_order")
+                .store("store_a")
+                .times(2),
+        );
+        queue.push(Fault::new(FaultKind::Status { status: 503 }));
+        assert_eq!(
+            queue.take("get_order", "store_b"),
+            Some(FaultKind::Status { status: 503 })
+        );
+        assert_eq!(queue.take("get_order", "store_b"), None);
+        assert_eq!(queue.take("create_order", "store_b"), None);
+        assert_eq!(
+            queue.take("create_order", "store_a"),
+            Some(FaultKind::Reset)
+        );
+        assert_eq!(
+            queue.take("create_order", "store_a"),
+            Some(FaultKind::Reset)
+        );
+        assert_eq!(queue.take("create_order", "store_a"), None);
+        assert!(queue.pending().is_empty());
+    }
+
+    #[test]
+    fn faults_read_and_write_the_control_form() {
+        let fault: Fault = serde_json::from_str(
+            r#"{"kind":"rate_limited","retryAfter":"-1","operation":"list_orders","times":3}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            fault,
+            Fault::new(FaultKind::RateLimited {
+                retry_after: "-1".into()
+            })
+            .operation("list_orders")
+            .times(3)
+        );
+        let text = serde_json::to_string(&Fault::new(FaultKind::Delay {
+            delay: Duration::from_millis(5),
+        }))
+        .unwrap();
+        assert_eq!(text, r#"{"kind":"delay","ms":5,"times":1}"#);
+        assert!(serde_json::from_str::<Fault>(r#"{"kind":"explode"}"#).is_err());
+        assert!(serde_json::from_str::<Fault>(r#"{"kind":"reset","extra":1}"#).is_err());
+    }
+
+    #[test]
+    fn bad_faults_are_named() {
+        let known = |op: &str| op == "create_order";
+        let bad = Fault::new(FaultKind::Status { status: 200 })
+            .operation("fly")
+            .times(0);
+        assert_eq!(
+            bad.problems(known),
+            [
+                "status must be between 400 and 599, not 200",
+                "fly is not an operation of the Store API",
+                "times must be at least 1"
+            ]
+        );
+        let delay = Duration::from_millis(1);
+        assert!(
+            Fault::new(FaultKind::Delay { delay })
+                .problems(known)
+                .is_empty()
+        );
+        let error = serde_json::from_str::<Fault>(r#"{"kind":"status"}"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("status is required for kind status"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! Fires injected faults (see [`crate::faults`]) in front of every Store API route: before
+//! authentication, so a fault needs no key and never touches the store's rate-limit bucket.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{MatchedPath, Path, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use store_api_raw::types;
+
+use super::connection::ConnectionAbort;
+use crate::Shared;
+use crate::faults::FaultKind;
+
+pub(crate) async fn inject(
+    State(shared): State<Arc<Shared>>,
+    matched: Option<MatchedPath>,
+    params: Result<Path<HashMap<String, String>>, PathRejection>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let store_id = params
+        .ok()
+        .and_then(|Path(params)| params.get("storeId").cloned())
+        .unwrap_or_default();
+    let operation = matched.and_then(|m| operation_id(request.method(), m.as_str()));
+    let fault = operation.and_then(|operation| shared.faults().take(operation, &store_id));
+    let Some(fault) = fault else {
+        return next.run(request).await;
+    };
+    let abort = request.extensions().get::<Arc<ConnectionAbort>>().cloned();
+    match fault {
+        FaultKind::Status { status } => injected_status(status),
+        FaultKind::RateLimited { retry_after } => {
+            let mut response = injected_status(429);
+            if let Ok(value) = HeaderValue::from_str(&retry_after) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        FaultKind::Reset => end_connection(abort, true).await,
+        FaultKind::DropAfterCommit => {
+            drop(next.run(request).await);
+            end_connection(abort, false).await
+        }
+        FaultKind::Delay { delay } => {
+            let response = next.run(request).await;
+            tokio::time::sleep(delay).await;
+            response
+        }
+        FaultKind::StatusAfterCommit { status } => {
+            drop(next.run(request).await);
+            injected_status(status)
+        }
+    }
+}
+
+/// Ends the connection without an answer; the connection task drops this handler with it.
+async fn end_connection(abort: Option<Arc<ConnectionAbort>>, reset: bool) -> Response {
+    let Some(abort) = abort else {
+        // Not served by our accept loop (never the case in the emulator): the nearest honest answer.
+        return injected_status(503);
+    };
+    if reset {
+        abort.reset();
+    } else {
+        abort.close();
+    }
+    std::future::pending().await
+}
+
+/// The service's error envelope with `status`, saying the fault was injected.
+fn injected_status(status: u16) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let reason = status.canonical_reason().unwrap_or("Error");
+    let body = types::Error {
+        message: types::ErrorMessage::String(format!(
+            "{reason} (a fault injected in the emulator)"
+        )),
+        error: (status != StatusCode::TOO_MANY_REQUESTS).then(|| reason.to_owned()),
+        status_code: i64::from(status.as_u16()),
+    };
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+/// The operation id of a routed request, from its method and route template.
+pub(crate) fn operation_id(method: &Method, template: &str) -> Option<&'static str> {
+    let relative = template.strip_prefix(super::API_PREFIX)?;
+    OPERATIONS
+        .iter()
+        .find(|(m, path, _)| m == method && *path == relative)
+        .map(|(_, _, id)| *id)
+}
+
+/// Whether `id` is an operation of the Store API.
+pub(crate) fn is_operation(id: &str) -> bool {
+    OPERATIONS.iter().any(|(_, _, known)| *known == id)
+}
+
+// TODO(merge): the generated contract table replaces this list.
+const OPERATIONS: &[(Method, &str, &str)] = &[
+    (Method::GET, "/stores/{storeId}/status", "get_status"),
+    (
+        Method::GET,
+        "/stores/{storeId}/catalog-products",
+        "list_catalog_products",
+    ),
+    (
+        Method::GET,
+        "/stores/{storeId}/catalog-products/{catalogProductId}",
+        "get_catalog_product",
+    ),
+    (Method::GET, "/stores/{storeId}/products", "list_products"),
+    (
+        Method::GET,
+        "/stores/{storeId}/products/{productId}",
+        "get_product",
+    ),
+    (Method::GET, "/stores/{storeId}/artworks", "list_artworks"),
+    (Method::POST, "/stores/{storeId}/artworks", "create_artwork"),
+    (
+        Method::GET,
+        "/stores/{storeId}/artworks/{artworkId}",
+        "get_artwork",
+    ),
+    (Method::GET, "/stores/{storeId}/orders", "list_orders"),
+    (Method::POST, "/stores/{storeId}/orders", "create_order"),
+    (
+        Method::GET,
+        "/stores/{storeId}/orders/{orderId}",
+        "get_order",
+    ),
+];

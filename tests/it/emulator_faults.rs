@@ -1,0 +1,110 @@
+//! The emulator's faults on demand against the real client: every fault kind, injected in process,
+//! meets `store_api::Client` as the SDK documents (`submit` bills once; reads are retried; a 429 pauses).
+
+use std::time::{Duration, Instant};
+
+use store_api::{Client, Error, Submitted, new_external_order_id};
+use store_api_fixtures::{Emulator, Fault, FaultKind};
+use store_api_tests::{ALPHA, builder_at, emulator, key_of, tee_order};
+
+/// A client of store_alpha with a short timeout, so a held answer times out quickly.
+fn client(emu: &Emulator) -> Client {
+    builder_at(&emu.base_url(), ALPHA, &key_of(emu, ALPHA))
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap()
+}
+
+fn on_create(kind: FaultKind) -> Fault {
+    Fault::new(kind).operation("create_order").store(ALPHA)
+}
+
+/// Submits one new order through `fault` and returns how it ended; the store then holds it once.
+async fn submit_through(fault: Fault) -> (Submitted, usize) {
+    let emu = emulator().await;
+    emu.inject_fault(fault).unwrap();
+    let order = tee_order(Some(&new_external_order_id()));
+    let submission = client(&emu).orders().submit(&order).await.unwrap();
+    assert!(emu.pending_faults().is_empty(), "the fault fired");
+    assert_eq!(emu.order_count(ALPHA), 1, "billed exactly once");
+    (submission.submitted, submission.attempts.len())
+}
+
+#[tokio::test]
+async fn submit_bills_once_through_every_fault_kind() {
+    let created_after_retry = [
+        FaultKind::Status { status: 503 },
+        FaultKind::Status { status: 500 },
+        FaultKind::Reset,
+        FaultKind::RateLimited {
+            retry_after: "0".into(),
+        },
+    ];
+    for kind in created_after_retry {
+        let (submitted, attempts) = submit_through(on_create(kind.clone())).await;
+        assert!(matches!(submitted, Submitted::Created(_)), "{kind:?}");
+        assert_eq!(attempts, 2, "{kind:?}");
+    }
+    // Committed but unanswered (or answered with an error): found, never created twice.
+    for kind in [
+        FaultKind::DropAfterCommit,
+        FaultKind::StatusAfterCommit { status: 500 },
+        FaultKind::Delay {
+            delay: Duration::from_secs(2),
+        },
+    ] {
+        let (submitted, _) = submit_through(on_create(kind.clone())).await;
+        assert!(
+            matches!(submitted, Submitted::AlreadyExisted(_)),
+            "{kind:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reads_are_retried_and_a_refusal_is_not() {
+    let emu = emulator().await;
+    let client = client(&emu);
+    emu.inject_fault(
+        Fault::new(FaultKind::Reset)
+            .operation("get_status")
+            .times(2),
+    )
+    .unwrap();
+    client.status().await.unwrap();
+    emu.inject_fault(Fault::new(FaultKind::Status { status: 404 }).operation("get_status"))
+        .unwrap();
+    let error = client.status().await.unwrap_err();
+    assert!(!error.is_retryable(), "{error:?}");
+    assert!(emu.pending_faults().is_empty());
+}
+
+#[tokio::test]
+async fn a_rate_limit_pauses_the_store_for_its_retry_after() {
+    let emu = emulator().await;
+    let client = client(&emu);
+    emu.inject_fault(Fault::new(FaultKind::RateLimited {
+        retry_after: "1".into(),
+    }))
+    .unwrap();
+    let started = Instant::now();
+    client.status().await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    // A day's Retry-After is not waited out: the call ends at once with the typed 429.
+    emu.inject_fault(Fault::new(FaultKind::RateLimited {
+        retry_after: "86400".into(),
+    }))
+    .unwrap();
+    let started = Instant::now();
+    let error = client.status().await.unwrap_err();
+    assert!(matches!(error, Error::RateLimited { .. }), "{error:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
