@@ -311,6 +311,38 @@ impl Emulator {
         self.stores().into_iter().find(|s| s.id == store_id)
     }
 
+    /// A [`store_api::Client`] of `store_id` on this emulator, with the store's current key. When the
+    /// emulator's rate limit is off, the client's own limiter is relaxed too, so tests are not held to
+    /// two requests a second; with it on, the client keeps the service's limit.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let emu = store_api_fixtures::Emulator::builder().rate_limit(false).start().await?;
+    /// let client = emu.client("store_alpha")?;
+    /// let status = client.status().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn client(&self, store_id: &str) -> Result<store_api::Client, ControlError> {
+        let store = self
+            .store(store_id)
+            .ok_or_else(|| ControlError::from(ApiError::NotFound("Store not found".into())))?;
+        let mut builder = store_api::Client::builder()
+            .base_url(self.base_url())
+            .store_id(store_id)
+            .api_key(store.api_key);
+        if self.shared.limiter.is_none() {
+            builder = builder.rate_limiter(store_api::RateLimiter::with_rate(
+                1000,
+                Duration::from_micros(100),
+            ));
+        }
+        builder.build().map_err(|error| ControlError {
+            status: 500,
+            message: error.to_string(),
+        })
+    }
+
     /// The first active store (a convenience for tests and demos).
     pub fn active_store(&self) -> Option<StoreCredentials> {
         self.stores().into_iter().find(|s| s.active)

@@ -155,3 +155,23 @@ async fn sigterm_saves_the_state() {
     let saved = std::fs::read_to_string(&state).expect("the state file was written");
     assert!(saved.contains(&new_key), "the rotation survived");
 }
+
+#[tokio::test]
+async fn a_ready_client_for_a_store() {
+    let (emu, _api) = start().await;
+    let client = emu.client(ALPHA).unwrap();
+    let status = client.status().await.unwrap();
+    assert_eq!(status.store.map(|s| s.id).as_deref(), Some(ALPHA));
+    // Faster than the service's two a second: the emulator's limit is off, so is the client's.
+    let started = std::time::Instant::now();
+    for _ in 0..15 {
+        client.status().await.unwrap();
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    // A rotation is picked up by the next client.
+    emu.rotate_key(ALPHA).unwrap();
+    assert!(client.status().await.is_err());
+    emu.client(ALPHA).unwrap().status().await.unwrap();
+    let unknown = emu.client("store_nope").unwrap_err();
+    assert_eq!(unknown.status, 404);
+}
