@@ -116,55 +116,72 @@ fn line_item(state: &State, index: usize, item: &ResolvedLineItem<'_>) -> types:
         catalog_product_variant_id: None,
         decorations: Vec::new(),
     };
-    match item.source {
+    let (owner, fallback, variant_name, variant_id, color, size) = match item.source {
         ItemSource::Product { product, variant } => {
             line.product_id = Some(product.id.clone());
             line.product_variant_id = Some(variant.id.clone());
             line.sku = variant.sku.clone();
-            line.name = Some(format!(
-                "{} - {}",
-                product.name.as_deref().unwrap_or("Product"),
-                variant.name.as_deref().unwrap_or(&variant.id)
-            ));
-            line.color = variant.color.clone();
-            line.size = variant.size.clone();
+            // The product's pictures of this variant's color.
             line.images = product
                 .images
                 .iter()
                 .filter(|image| image.color.is_some() && image.color == variant.color)
-                .map(|image| types::LineItemImage {
-                    id: image.id.clone(),
-                    color: image.color.clone(),
-                    position: image.position,
-                    image: image.image.clone(),
-                })
+                .map(|i| line_image(&i.id, &i.color, i.position, &i.image))
                 .collect();
+            let (name, id) = (&variant.name, &variant.id);
+            (
+                &product.name,
+                "Product",
+                name,
+                id,
+                &variant.color,
+                &variant.size,
+            )
         }
         ItemSource::Blank { blank, variant } => {
-            line.name = Some(format!(
-                "{} - {}",
-                blank.name.as_deref().unwrap_or("Custom item"),
-                variant.name.as_deref().unwrap_or(&variant.id)
-            ));
-            line.color = variant.color.clone();
-            line.size = variant.size.clone();
+            line.catalog_product_id = Some(blank.id.clone());
+            line.catalog_product_variant_id = Some(variant.id.clone());
+            line.decorations = input.decorations.clone();
+            // The blank's first picture, labelled with the ordered color.
             line.images = blank
                 .images
                 .iter()
                 .take(1)
-                .map(|image| types::LineItemImage {
-                    id: image.id.clone(),
-                    color: variant.color.clone(),
-                    position: image.position,
-                    image: image.image.clone(),
-                })
+                .map(|i| line_image(&i.id, &variant.color, i.position, &i.image))
                 .collect();
-            line.catalog_product_id = Some(blank.id.clone());
-            line.catalog_product_variant_id = Some(variant.id.clone());
-            line.decorations = input.decorations.clone();
+            let (name, id) = (&variant.name, &variant.id);
+            (
+                &blank.name,
+                "Custom item",
+                name,
+                id,
+                &variant.color,
+                &variant.size,
+            )
         }
-    }
+    };
+    line.name = Some(format!(
+        "{} - {}",
+        owner.as_deref().unwrap_or(fallback),
+        variant_name.as_deref().unwrap_or(variant_id)
+    ));
+    line.color = color.clone();
+    line.size = size.clone();
     line
+}
+
+fn line_image(
+    id: &Option<String>,
+    color: &Option<String>,
+    position: Option<i64>,
+    image: &Option<types::ImageRef>,
+) -> types::LineItemImage {
+    types::LineItemImage {
+        id: id.clone(),
+        color: color.clone(),
+        position,
+        image: image.clone(),
+    }
 }
 
 fn shipping_address(input: &types::ShippingAddressInput) -> types::ShippingAddress {
