@@ -49,19 +49,21 @@ fn main() -> Result<(), BoxError> {
 
     let snapshot = fetch_snapshot()?;
     let order = custom_order(&snapshot)?;
-    let violations = validate_order(&order, &snapshot);
-    if !violations.is_empty() {
+    if let Err(violations) = validate_order(&order, &snapshot) {
         return Err(format!("the bench order is not valid: {violations:?}").into());
     }
     let decorations: usize = order.line_items.iter().map(|i| i.decorations.len()).sum();
-    let variants: usize = snapshot.catalog.iter().map(|c| c.variants.len()).sum();
+    let variants: usize = snapshot.catalog().iter().map(|c| c.variants.len()).sum();
 
     let indexed = Indexed::new(&snapshot);
-    if !validate_order(&order, &indexed).is_empty() {
+    if validate_order(&order, &indexed).is_err() {
         return Err("the indexed snapshot disagrees with the snapshot".into());
     }
-    let validate = || validate_order(black_box(&order), black_box(&snapshot)).len();
-    let validate_indexed = || validate_order(black_box(&order), black_box(&indexed)).len();
+    let validate = || {
+        validate_order(black_box(&order), black_box(&snapshot)).map_or(0, |r| r.line_items.len())
+    };
+    let validate_indexed =
+        || validate_order(black_box(&order), black_box(&indexed)).map_or(0, |r| r.line_items.len());
     for _ in 0..rounds.min(20) {
         batch(&validate);
         batch(&validate_indexed);
@@ -94,8 +96,8 @@ fn main() -> Result<(), BoxError> {
     println!(
         "validate_order: {LINE_ITEMS} custom line items, {decorations} decorations, against a snapshot of \
          {} blanks ({variants} variants) and {} products; {rounds} rounds of {BATCH}, one thread",
-        snapshot.catalog.len(),
-        snapshot.products.len()
+        snapshot.catalog().len(),
+        snapshot.products().len()
     );
     println!("  mean      {us_per_order:>9.3} µs/order");
     println!("  best batch {best_us:>8.3} µs/order");
@@ -144,10 +146,7 @@ fn fetch_snapshot() -> Result<StoreSnapshot, BoxError> {
             .rate_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
             .build()?;
         let shared = client.store_snapshot().await?;
-        let snapshot = StoreSnapshot {
-            catalog: shared.catalog.clone(),
-            products: shared.products.clone(),
-        };
+        let snapshot = StoreSnapshot::new(shared.catalog().to_vec(), shared.products().to_vec());
         drop(client);
         emulator.shutdown().await;
         Ok(snapshot)
@@ -165,7 +164,7 @@ impl<'a> Indexed<'a> {
     fn new(snapshot: &'a StoreSnapshot) -> Indexed<'a> {
         let product_variants = || {
             snapshot
-                .products
+                .products()
                 .iter()
                 .flat_map(|p| p.variants.iter().map(move |v| (p, v)))
         };
@@ -177,7 +176,7 @@ impl<'a> Indexed<'a> {
                 .filter_map(|(p, v)| Some((v.sku.as_deref()?, (p, v))))
                 .collect(),
             catalog: snapshot
-                .catalog
+                .catalog()
                 .iter()
                 .flat_map(|c| c.variants.iter().map(move |v| (v.id.as_str(), (c, v))))
                 .collect(),
@@ -218,7 +217,7 @@ struct Blank<'a> {
 /// `LINE_ITEMS` custom items over the snapshot's orderable blanks, as described at the top.
 fn custom_order(snapshot: &StoreSnapshot) -> Result<NewOrder, BoxError> {
     let mut blanks: Vec<Blank<'_>> = snapshot
-        .catalog
+        .catalog()
         .iter()
         .filter(|c| c.is_discontinued != Some(true))
         .map(|product| Blank {

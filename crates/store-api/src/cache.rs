@@ -5,67 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use store_api_raw::types;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::error::Result;
 use crate::query::{CatalogQuery, ProductQuery};
-use crate::validate::OrderContext;
-
-/// A copy of the store's catalog and products at one moment.
-#[derive(Debug, Default)]
-pub struct StoreSnapshot {
-    /// Blanks visible to the store.
-    pub catalog: Vec<types::CatalogProduct>,
-    /// The store's products (every status).
-    pub products: Vec<types::Product>,
-}
-
-/// Artworks are not copied (a store can hold many): pre-flight treats every artwork id as the store's
-/// and leaves that one rule to the service.
-impl OrderContext for StoreSnapshot {
-    fn product_variant(
-        &self,
-        variant_id: &str,
-    ) -> Option<(&types::Product, &types::ProductVariant)> {
-        self.products.iter().find_map(|p| {
-            p.variants
-                .iter()
-                .find(|v| v.id == variant_id)
-                .map(|v| (p, v))
-        })
-    }
-
-    fn product_variant_by_sku(
-        &self,
-        sku: &str,
-    ) -> Option<(&types::Product, &types::ProductVariant)> {
-        self.products.iter().find_map(|p| {
-            p.variants
-                .iter()
-                .find(|v| v.sku.as_deref() == Some(sku))
-                .map(|v| (p, v))
-        })
-    }
-
-    fn catalog_variant(
-        &self,
-        catalog_variant_id: &str,
-    ) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
-        self.catalog.iter().find_map(|c| {
-            c.variants
-                .iter()
-                .find(|v| v.id == catalog_variant_id)
-                .map(|v| (c, v))
-        })
-    }
-
-    fn artwork_exists(&self, _artwork_id: &str) -> bool {
-        true
-    }
-}
+use crate::validate::StoreSnapshot;
 
 /// The cached snapshot with its age.
 #[derive(Debug)]
@@ -101,7 +47,7 @@ impl StoreCache {
             .map_ok(|p| p.wire)
             .try_collect()
             .await?;
-        let snapshot = Arc::new(StoreSnapshot { catalog, products });
+        let snapshot = Arc::new(StoreSnapshot::new(catalog, products));
         *slot = Some((Instant::now(), snapshot.clone()));
         Ok(snapshot)
     }

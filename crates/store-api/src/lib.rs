@@ -16,7 +16,6 @@ mod submit;
 mod transport;
 pub mod validate;
 
-pub use cache::StoreSnapshot;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_RATE_LIMIT_PAUSE, VERSION_PATH};
 pub use error::{Error, Result};
 pub use limiter::{Limiter, LimiterFuture};
@@ -33,3 +32,4 @@ pub use store_api_raw::tls::install_crypto_provider;
 pub use submit::{
     Attempt, AttemptResult, Difference, NewOrder, Submission, Submitted, new_external_order_id,
 };
+pub use validate::StoreSnapshot;

@@ -292,12 +292,9 @@ impl Orders<'_> {
             return Err(Error::Invalid { violations: fields });
         }
         let snapshot = self.client.store_snapshot().await?;
-        let violations = validate::validate_order(order, snapshot.as_ref());
-        if violations.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Invalid { violations })
-        }
+        validate::validate_order(order, snapshot.as_ref())
+            .map(drop)
+            .map_err(|violations| Error::Invalid { violations })
     }
 
     /// One `POST /orders`, through the limiter but not the transport's retries (this is the only retry

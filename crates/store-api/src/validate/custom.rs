@@ -4,19 +4,20 @@ use std::collections::HashSet;
 
 use store_api_raw::types;
 
-use super::order::non_empty;
+use super::context::OrderContext;
 use super::paths;
 use super::placement::{Placement, PrintArea};
-use super::{OrderContext, Violation, ViolationKind};
+use super::resolve::non_empty;
+use super::violation::{Violation, ViolationKind};
 
 /// Checks one custom line item, appending its violations to `out`, in the order documented on
-/// [`validate_order`](super::validate_order).
-pub(crate) fn check_custom_item(
+/// [`validate_order`](super::validate_order); returns the blank and catalog variant when they resolve.
+pub(crate) fn check_custom_item<'a>(
     index: usize,
     item: &types::LineItemInput,
-    ctx: &impl OrderContext,
+    ctx: &'a impl OrderContext,
     out: &mut Vec<Violation>,
-) {
+) -> Option<(&'a types::CatalogProduct, &'a types::CatalogVariant)> {
     if non_empty(item.product_variant_id.as_deref()).is_some() {
         out.push(Violation::new(
             ViolationKind::CustomWithProductVariantId,
@@ -62,9 +63,10 @@ pub(crate) fn check_custom_item(
             check_decoration_on_blank(index, decoration_index, decoration, catalog_product, out);
         }
     }
+    blank
 }
 
-/// Rule 2: one decoration method per line item.
+/// Rule 2 of custom line items: one decoration method per line item.
 fn check_same_method(index: usize, decorations: &[types::Decoration], out: &mut Vec<Violation>) {
     let Some(first) = decorations.first() else {
         return;
@@ -81,7 +83,7 @@ fn check_same_method(index: usize, decorations: &[types::Decoration], out: &mut 
     }
 }
 
-/// Rule 3: each location at most once per line item.
+/// Rule 3 of custom line items: each location at most once per line item.
 fn check_unique_locations(
     index: usize,
     decorations: &[types::Decoration],
@@ -121,7 +123,7 @@ fn check_blank_available(
     ));
 }
 
-/// Rule 6: every artwork belongs to this store.
+/// Rule 6 of custom line items: every artwork belongs to this store.
 fn check_artworks(
     index: usize,
     decorations: &[types::Decoration],
@@ -148,7 +150,7 @@ fn check_artworks(
     }
 }
 
-/// Rules 4 and 5 for one decoration on a known blank.
+/// Rules 4 (method and location) and 5 (placement) of custom line items for one decoration on a known blank.
 fn check_decoration_on_blank(
     index: usize,
     decoration_index: usize,

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use store_api_raw::types;
 
-use super::OrderContext;
-use super::order::{Resolution, non_empty, resolve_variant};
+use super::context::OrderContext;
+use super::resolve::{Resolution, non_empty, resolve_variant};
 
 /// Merges standard line items that name the same product variant, by id or by SKU, into the first of
 /// them by adding their quantities (saturating at `u64::MAX`). Returns how many line items were removed.

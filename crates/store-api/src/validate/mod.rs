@@ -3,11 +3,15 @@
 //! pre-flight check and the emulator can never disagree.
 //!
 //! - [`validate_order`] checks a create-order request against the store ([`OrderContext`]): body
-//!   validation ([`validate_fields`]) and the ordering rules of standard and custom line items.
+//!   validation ([`validate_fields`]) and the ordering rules of standard and custom line items. A valid
+//!   order comes back as a [`ResolvedOrder`] (each item's variant or blank), which the emulator records as is.
+//! - [`StoreSnapshot`] is the client's indexed copy of the store; [`lookup`] holds the scans every other
+//!   [`OrderContext`] runs, so all of them find the same variant for the same key.
 //! - [`Violation::message`] is the service's message; [`service_message`] builds the error envelope's
 //!   `message` (an array of field failures, or the first rule violation).
 //! - [`merge_duplicates`] folds line items naming the same variant, which the service refuses.
-//! - [`Placement`] computes and checks where a design sits in a [`PrintArea`] (rule 5).
+//! - [`Placement`] computes and checks where a design sits in a [`PrintArea`] (rule 5 of custom line
+//!   items; rule numbers are the specification's).
 //! - [`countries`] holds the ISO 3166-1 alpha-2 and US state tables.
 //!
 //! Paths in violations use the wire's field names joined by dots, array elements by 0-based index:
@@ -22,10 +26,14 @@ mod context;
 pub mod countries;
 mod custom;
 mod fields;
+pub mod lookup;
 mod merge;
 mod order;
 mod paths;
 pub mod placement;
+mod resolve;
+mod resolved;
+mod snapshot;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod violation;
@@ -38,4 +46,6 @@ pub use fields::validate_fields;
 pub use merge::merge_duplicates;
 pub use order::validate_order;
 pub use placement::{Align, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError, PrintArea};
+pub use resolved::{ItemSource, ResolvedLineItem, ResolvedOrder};
+pub use snapshot::StoreSnapshot;
 pub use violation::{Violation, ViolationKind, service_message};

@@ -5,39 +5,45 @@ use std::collections::HashMap;
 use store_api_raw::open::ProductStatus;
 use store_api_raw::types;
 
+use super::context::OrderContext;
 use super::custom::check_custom_item;
 use super::fields::validate_fields;
 use super::paths;
-use super::{OrderContext, Violation, ViolationKind};
+use super::resolve::{Resolution, non_empty, resolve_variant};
+use super::resolved::{ItemSource, ResolvedLineItem, ResolvedOrder};
+use super::violation::{Violation, ViolationKind};
 
-/// Checks a create-order request against every rule the service enforces before it creates an order,
-/// returning the violations the service would report (empty means the order would be accepted, 409 on a
-/// reused `externalOrderId` aside).
+/// Checks a create-order request against every rule the service enforces before it creates an order.
+/// `Ok` holds what the order buys (each line item's resolved variant or blank, borrowed from the store);
+/// `Err` the violations the service would report (a reused `externalOrderId`, which gives 409, aside).
 ///
-/// The order of the result is the service's: the body-validation failures of [`validate_fields`] first
+/// The order of the violations is the service's: the body-validation failures of [`validate_fields`] first
 /// (reported all together as a message array), then the ordering-rule violations in line-item order (the
 /// service reports the first as a message string; see [`service_message`](super::service_message)).
 ///
+/// Rule numbers are the specification's, from its "Rules for a custom line item"; the other checks come
+/// from its line item tables and the sentences beside them, which it does not number.
+///
 /// Standard line items (`isCustom` false), in this order:
-/// 1. no `catalogProductVariantId` or non-empty `decorations`;
-/// 2. `productVariantId` or `sku` present, naming a variant of the store; when both are sent, the same one;
-/// 3. the variant is not already in an earlier line item (merge them: [`merge_duplicates`](super::merge_duplicates));
-/// 4. the product's status is active or unlisted. A status this SDK does not know, or a missing one, is
-///    treated as not orderable: nothing shows that it is;
-/// 5. neither the product nor the variant is discontinued.
+/// - rule 1: no `catalogProductVariantId` or non-empty `decorations`;
+/// - `productVariantId` or `sku` present, naming a variant of the store; when both are sent, the same one;
+/// - the variant is not already in an earlier line item (merge them: [`merge_duplicates`](super::merge_duplicates));
+/// - the product's status is active or unlisted. A status this SDK does not know, or a missing one, is
+///   treated as not orderable: nothing shows that it is;
+/// - neither the product nor the variant is discontinued.
 ///
 /// Custom line items (`isCustom` true), in this order:
-/// 1. no `productVariantId` (a `sku` on a custom item is not named by any rule and is ignored);
-/// 2. a `catalogProductVariantId`, and at least one decoration;
-/// 3. one decoration method for all decorations, and no location twice (each reported once, at the first
-///    decoration that breaks it);
-/// 4. the catalog variant is visible to the store, and neither it nor its blank is discontinued (reported
-///    with the standard items' "Discontinued or out of stock ..." message: the service shows none of its
-///    own);
-/// 5. every `artworkId` is one of the store's artworks (one violation listing the missing ids);
-/// 6. per decoration: the method is on the blank's product-level list; the location is on the blank; if
-///    both hold, the method is on the location's own list; and when the location exists, the placement
-///    satisfies rule 5 ([`Placement::check`](super::Placement::check)).
+/// - rule 1: no `productVariantId` (a `sku` on a custom item is not named by any rule and is ignored);
+/// - a `catalogProductVariantId`, and at least one decoration;
+/// - rules 2 and 3: one decoration method for all decorations, and no location twice (each reported once,
+///   at the first decoration that breaks it);
+/// - the catalog variant is visible to the store, and neither it nor its blank is discontinued (reported
+///   with the standard items' "Discontinued or out of stock ..." message: the service shows none of its
+///   own);
+/// - rule 6: every `artworkId` is one of the store's artworks (one violation listing the missing ids);
+/// - per decoration, rule 4: the method is on the blank's product-level list; the location is on the
+///   blank; if both hold, the method is on the location's own list; and when the location exists, rule 5:
+///   the placement fits the print area ([`Placement::check`](super::Placement::check)).
 ///
 /// An empty `productVariantId`, `sku` or `catalogProductVariantId` counts as absent (an assumption: the
 /// specification does not say; an empty id names nothing either way); `decorations: []` on a standard item is indistinguishable from no
@@ -71,7 +77,7 @@ use super::{OrderContext, Violation, ViolationKind};
 ///     }
 /// }))?;
 ///
-/// let violations = validate_order(&order, &EmptyStore);
+/// let violations = validate_order(&order, &EmptyStore).err().unwrap_or_default();
 /// assert_eq!(violations.len(), 1);
 /// assert_eq!(violations[0].kind, ViolationKind::ProductNotFound);
 /// assert_eq!(violations[0].path, "lineItems.0.productVariantId");
@@ -83,93 +89,46 @@ use super::{OrderContext, Violation, ViolationKind};
 /// # Ok(())
 /// # }
 /// ```
-pub fn validate_order(
-    order: &types::CreateOrderRequest,
-    ctx: &impl OrderContext,
-) -> Vec<Violation> {
+pub fn validate_order<'a, C: OrderContext>(
+    order: &'a types::CreateOrderRequest,
+    ctx: &'a C,
+) -> Result<ResolvedOrder<'a>, Vec<Violation>> {
     let mut out = validate_fields(order);
     // Variant id -> index of the first line item naming it.
     let mut first_item_of_variant: HashMap<&str, usize> = HashMap::new();
-    for (index, item) in order.line_items.iter().enumerate() {
-        if item.is_custom {
-            check_custom_item(index, item, ctx, &mut out);
+    let mut line_items = Vec::with_capacity(order.line_items.len());
+    for (index, input) in order.line_items.iter().enumerate() {
+        let source = if input.is_custom {
+            check_custom_item(index, input, ctx, &mut out)
+                .map(|(blank, variant)| ItemSource::Blank { blank, variant })
         } else {
-            check_standard_item(index, item, ctx, &mut first_item_of_variant, &mut out);
+            check_standard_item(index, input, ctx, &mut first_item_of_variant, &mut out)
+                .map(|(product, variant)| ItemSource::Product { product, variant })
+        };
+        // An item that does not resolve has pushed a violation, so `line_items` is complete when `out` is empty.
+        if let Some(source) = source {
+            line_items.push(ResolvedLineItem { input, source });
         }
     }
-    out
-}
-
-/// How a standard line item's `productVariantId` and `sku` resolve in the store.
-pub(crate) enum Resolution<'a> {
-    /// Neither was sent.
-    Neither,
-    /// The named field's value is not in the store.
-    NotFound { field: &'static str, value: &'a str },
-    /// Both were sent and name different variants.
-    Mismatch { variant_id: &'a str, sku: &'a str },
-    /// The variant, found by `field`.
-    Found {
-        field: &'static str,
-        product: &'a types::Product,
-        variant: &'a types::ProductVariant,
-    },
-}
-
-/// Resolves the variant a standard line item names.
-pub(crate) fn resolve_variant<'a>(
-    item: &'a types::LineItemInput,
-    ctx: &'a impl OrderContext,
-) -> Resolution<'a> {
-    let variant_id = non_empty(item.product_variant_id.as_deref());
-    let sku = non_empty(item.sku.as_deref());
-    let by_id = |value: &'a str| {
-        ctx.product_variant(value).ok_or(Resolution::NotFound {
-            field: "productVariantId",
-            value,
+    if out.is_empty() {
+        Ok(ResolvedOrder {
+            request: order,
+            line_items,
         })
-    };
-    let by_sku = |value: &'a str| {
-        ctx.product_variant_by_sku(value)
-            .ok_or(Resolution::NotFound {
-                field: "sku",
-                value,
-            })
-    };
-    let found = |field, (product, variant)| Resolution::Found {
-        field,
-        product,
-        variant,
-    };
-    let result = match (variant_id, sku) {
-        (None, None) => Ok(Resolution::Neither),
-        (Some(variant_id), None) => by_id(variant_id).map(|hit| found("productVariantId", hit)),
-        (None, Some(sku)) => by_sku(sku).map(|hit| found("sku", hit)),
-        (Some(variant_id), Some(sku)) => by_id(variant_id).and_then(|hit_by_id| {
-            let hit_by_sku = by_sku(sku)?;
-            if hit_by_id.1.id == hit_by_sku.1.id {
-                Ok(found("productVariantId", hit_by_id))
-            } else {
-                Err(Resolution::Mismatch { variant_id, sku })
-            }
-        }),
-    };
-    result.unwrap_or_else(|failure| failure)
+    } else {
+        Err(out)
+    }
 }
 
-/// `None` for a missing or empty string.
-pub(crate) fn non_empty(value: Option<&str>) -> Option<&str> {
-    value.filter(|value| !value.is_empty())
-}
-
-/// Checks one standard line item, appending its violations to `out`.
+/// Checks one standard line item, appending its violations to `out`; returns the variant it names when
+/// that resolves and is not a repeat.
 fn check_standard_item<'a>(
     index: usize,
     item: &'a types::LineItemInput,
     ctx: &'a impl OrderContext,
     first_item_of_variant: &mut HashMap<&'a str, usize>,
     out: &mut Vec<Violation>,
-) {
+) -> Option<(&'a types::Product, &'a types::ProductVariant)> {
     let custom_field = if non_empty(item.catalog_product_variant_id.as_deref()).is_some() {
         Some("catalogProductVariantId")
     } else if !item.decorations.is_empty() {
@@ -192,7 +151,7 @@ fn check_standard_item<'a>(
                 paths::line_item(index),
                 "",
             ));
-            return;
+            return None;
         }
         Resolution::NotFound { field, value } => {
             out.push(Violation::new(
@@ -200,7 +159,7 @@ fn check_standard_item<'a>(
                 paths::line_item_field(index, field),
                 format!("{field} {value}"),
             ));
-            return;
+            return None;
         }
         Resolution::Mismatch { variant_id, sku } => {
             out.push(Violation::new(
@@ -208,7 +167,7 @@ fn check_standard_item<'a>(
                 paths::line_item_field(index, "sku"),
                 format!("productVariantId {variant_id}, sku {sku}"),
             ));
-            return;
+            return None;
         }
         Resolution::Found {
             field,
@@ -228,7 +187,7 @@ fn check_standard_item<'a>(
                 variant.id
             ),
         ));
-        return;
+        return None;
     }
     first_item_of_variant.insert(variant.id.as_str(), index);
 
@@ -262,4 +221,5 @@ fn check_standard_item<'a>(
             format!("productVariantId {} ({reason})", variant.id),
         ));
     }
+    Some((product, variant))
 }

@@ -7,7 +7,7 @@
 
 use store_api_raw::types;
 
-use super::ViolationKind;
+use super::violation::ViolationKind;
 
 /// How much a placement may exceed the print area, in inches, before it is refused: comparisons allow
 /// this much for floating point error (for example a width computed as `area * (px_w / px_h)` that

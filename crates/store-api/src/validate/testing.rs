@@ -11,7 +11,8 @@ use std::num::NonZeroU64;
 use store_api_raw::open::{DecorationMethod, ProductStatus};
 use store_api_raw::types;
 
-use super::OrderContext;
+use super::context::OrderContext;
+use super::lookup;
 
 /// An in-memory store: products, blanks visible to the store, and artwork ids. Lookups scan the lists.
 #[derive(Clone, Debug, Default)]
@@ -117,39 +118,21 @@ impl OrderContext for TestCatalog {
         &self,
         variant_id: &str,
     ) -> Option<(&types::Product, &types::ProductVariant)> {
-        self.products.iter().find_map(|product| {
-            let variant = product
-                .variants
-                .iter()
-                .find(|variant| variant.id == variant_id)?;
-            Some((product, variant))
-        })
+        lookup::product_variant(&self.products, variant_id)
     }
 
     fn product_variant_by_sku(
         &self,
         sku: &str,
     ) -> Option<(&types::Product, &types::ProductVariant)> {
-        self.products.iter().find_map(|product| {
-            let variant = product
-                .variants
-                .iter()
-                .find(|variant| variant.sku.as_deref() == Some(sku))?;
-            Some((product, variant))
-        })
+        lookup::product_variant_by_sku(&self.products, sku)
     }
 
     fn catalog_variant(
         &self,
         catalog_variant_id: &str,
     ) -> Option<(&types::CatalogProduct, &types::CatalogVariant)> {
-        self.catalog_products.iter().find_map(|blank| {
-            let variant = blank
-                .variants
-                .iter()
-                .find(|variant| variant.id == catalog_variant_id)?;
-            Some((blank, variant))
-        })
+        lookup::catalog_variant(&self.catalog_products, catalog_variant_id)
     }
 
     fn artwork_exists(&self, artwork_id: &str) -> bool {

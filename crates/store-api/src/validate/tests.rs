@@ -24,6 +24,11 @@ struct Case {
     message: &'static str,
 }
 
+/// What `validate_order` reports, empty when the order resolves.
+fn violations_of(order: &types::CreateOrderRequest, ctx: &TestCatalog) -> Vec<Violation> {
+    validate_order(order, ctx).err().unwrap_or_default()
+}
+
 fn check(case: Case, ctx: &TestCatalog) {
     let Case {
         name,
@@ -32,7 +37,7 @@ fn check(case: Case, ctx: &TestCatalog) {
         path,
         message,
     } = case;
-    let violations = validate_order(&order, ctx);
+    let violations = violations_of(&order, ctx);
     assert_eq!(violations.len(), 1, "{name}: {violations:#?}");
     let violation = &violations[0];
     assert_eq!(violation.kind, kind, "{name}");
@@ -571,12 +576,38 @@ fn a_valid_mixed_order_passes() {
         ]),
         |o| o.shipping_address = shipping_address_in("US", "illinois"),
     );
-    assert_eq!(validate_order(&valid, &ctx), Vec::<Violation>::new());
+    assert_eq!(violations_of(&valid, &ctx), Vec::<Violation>::new());
+    let resolved = validate_order(&valid, &ctx).unwrap_or_else(|v| panic!("{v:#?}"));
+    let sources: Vec<String> = resolved
+        .line_items
+        .iter()
+        .map(|item| match item.source {
+            ItemSource::Product { product, variant } => format!("{} {}", product.id, variant.id),
+            ItemSource::Blank { blank, variant } => format!("{} {}", blank.id, variant.id),
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            "prod_tee var_tee_s",
+            "prod_hidden var_hidden",
+            "cp_tee cv_tee_white_m",
+            "cp_tee cv_tee_white_m"
+        ]
+    );
+    assert!(
+        resolved
+            .line_items
+            .iter()
+            .zip(&valid.line_items)
+            .all(|(item, input)| std::ptr::eq(item.input, input)),
+        "each resolved item borrows its own input"
+    );
 
     let abroad = with(order(vec![standard_item("var_tee_s", 1)]), |o| {
         o.shipping_address = shipping_address_in("DE", "");
     });
-    assert_eq!(validate_order(&abroad, &ctx), Vec::<Violation>::new());
+    assert_eq!(violations_of(&abroad, &ctx), Vec::<Violation>::new());
 }
 
 #[test]
@@ -589,7 +620,7 @@ fn a_missing_status_is_not_orderable() {
     );
     no_status.status = None;
     ctx.products.push(no_status);
-    let violations = validate_order(&order(vec![standard_item("var_blank_status", 1)]), &ctx);
+    let violations = violations_of(&order(vec![standard_item("var_blank_status", 1)]), &ctx);
     assert_eq!(violations.len(), 1);
     assert_eq!(violations[0].kind, ViolationKind::ProductNotOrderable);
     assert!(
@@ -612,7 +643,7 @@ fn fields_come_first_then_rules_in_line_item_order() {
         ]),
         |o| o.shipping_address = shipping_address_in("ZZ", ""),
     );
-    let violations = validate_order(&request, &ctx);
+    let violations = violations_of(&request, &ctx);
     let summary: Vec<(ViolationKind, &str)> = violations
         .iter()
         .map(|v| (v.kind, v.path.as_str()))
@@ -664,7 +695,7 @@ fn independent_problems_of_one_item_are_all_reported_and_dependent_ones_skipped(
         "cv_nope",
         vec![decoration("cap_front", Engraving, "art_other", 40.0, 40.0)],
     )]);
-    let kinds: Vec<ViolationKind> = validate_order(&unknown_blank, &ctx)
+    let kinds: Vec<ViolationKind> = violations_of(&unknown_blank, &ctx)
         .iter()
         .map(|v| v.kind)
         .collect();
@@ -684,7 +715,7 @@ fn independent_problems_of_one_item_are_all_reported_and_dependent_ones_skipped(
         4.0,
         4.0,
     )])]);
-    let kinds: Vec<ViolationKind> = validate_order(&both_missing, &ctx)
+    let kinds: Vec<ViolationKind> = violations_of(&both_missing, &ctx)
         .iter()
         .map(|v| v.kind)
         .collect();
@@ -698,7 +729,7 @@ fn independent_problems_of_one_item_are_all_reported_and_dependent_ones_skipped(
 
     // A duplicate reports only the duplication, not the variant's own problems a second time.
     let twice_draft = order(vec![standard_item("var_draft", 1), sku_item("DRAFT", 1)]);
-    let kinds: Vec<ViolationKind> = validate_order(&twice_draft, &ctx)
+    let kinds: Vec<ViolationKind> = violations_of(&twice_draft, &ctx)
         .iter()
         .map(|v| v.kind)
         .collect();
@@ -731,7 +762,7 @@ fn merge_duplicates_sums_quantities_by_variant() {
         standard_item("var_tee_m", u64::MAX),
     ]);
     assert!(
-        validate_order(&request, &ctx)
+        violations_of(&request, &ctx)
             .iter()
             .any(|v| v.kind == ViolationKind::DuplicateVariant)
     );
@@ -765,7 +796,7 @@ fn merge_duplicates_sums_quantities_by_variant() {
         ]
     );
     assert!(
-        !validate_order(&request, &ctx)
+        !violations_of(&request, &ctx)
             .iter()
             .any(|v| v.kind == ViolationKind::DuplicateVariant)
     );
@@ -882,7 +913,7 @@ proptest! {
     #[test]
     fn validate_order_and_merge_never_panic(request in order_strategy()) {
         let ctx = TestCatalog::sample();
-        let violations = validate_order(&request, &ctx);
+        let violations = violations_of(&request, &ctx);
         // Field violations always come first.
         let first_rule = violations.iter().position(|v| !v.is_field_validation()).unwrap_or(violations.len());
         prop_assert!(violations[first_rule..].iter().all(|v| !v.is_field_validation()));
@@ -899,10 +930,10 @@ proptest! {
         // Standard items carrying custom fields are invalid anyway and never merged (that would drop fields).
         let all_plain = merged.line_items.iter().all(|item| {
             item.is_custom
-                || (item.decorations.is_empty() && order::non_empty(item.catalog_product_variant_id.as_deref()).is_none())
+                || (item.decorations.is_empty() && resolve::non_empty(item.catalog_product_variant_id.as_deref()).is_none())
         });
         if all_plain {
-            prop_assert!(!validate_order(&merged, &ctx).iter().any(|v| v.kind == ViolationKind::DuplicateVariant));
+            prop_assert!(!violations_of(&merged, &ctx).iter().any(|v| v.kind == ViolationKind::DuplicateVariant));
         }
     }
 }

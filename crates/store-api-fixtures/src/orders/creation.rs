@@ -1,0 +1,204 @@
+//! Creating an order: the validator decides and resolves, this records what it resolved as an `Order`.
+
+use store_api::validate::{self, ItemSource, ResolvedLineItem, ResolvedOrder};
+use store_api_raw::open::{FulfillmentStatus, OrderStatus, PaymentStatus, WebhookTopic};
+use store_api_raw::types;
+
+use super::pricing::{Totals, dollars, unit_cents};
+use super::view::StoreView;
+use crate::error::{ApiError, INVALID_API_KEY};
+use crate::events::PendingEvent;
+use crate::state::{Record, State, StoreState, new_id, now};
+
+/// Creates an order from a request body, in the service's order of checks: body validation (message
+/// array), then the external id (409, before the ordering rules, so that a retry of an order that was
+/// created answers 409 even if a product changed since), then the ordering rules (first one, as a string).
+pub(crate) fn create(
+    state: &mut State,
+    store_id: &str,
+    request: types::CreateOrderRequest,
+) -> Result<(types::Order, PendingEvent), ApiError> {
+    let order = {
+        let store = state
+            .stores
+            .get(store_id)
+            .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
+        let view = StoreView { state, store };
+        let checked = validate::validate_order(&request, &view);
+        if let Err(violations) = &checked
+            && violations.iter().any(|v| v.is_field_validation())
+        {
+            return Err(into_api_error(violations));
+        }
+        if let Some(external) = request.external_order_id.as_deref()
+            && store.order_by_external_id(external).is_some()
+        {
+            return Err(ApiError::Conflict(format!(
+                "An order already exists with this external order ID: {external}"
+            )));
+        }
+        let resolved = checked.map_err(|violations| into_api_error(&violations))?;
+        build_order(state, store, &resolved)
+    };
+    let seq = state.next_sequence();
+    let store = state
+        .stores
+        .get_mut(store_id)
+        .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
+    store.order_number += 1;
+    store.orders.push(Record::new(seq, order.clone()));
+    let event = PendingEvent::new(store_id, WebhookTopic::OrdersCreate, &order.id);
+    Ok((order, event))
+}
+
+fn into_api_error(violations: &[validate::Violation]) -> ApiError {
+    match validate::service_message(violations) {
+        Some(types::ErrorMessage::Array(list)) => ApiError::Invalid(list),
+        Some(types::ErrorMessage::String(text)) => ApiError::BadRequest(text),
+        None => ApiError::BadRequest("The order is not valid".into()),
+    }
+}
+
+/// The new order, numbered after the store's last one, as the service answers it.
+fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) -> types::Order {
+    let request = resolved.request;
+    let line_items: Vec<types::OrderLineItem> = resolved
+        .line_items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| line_item(state, index, item))
+        .collect();
+    let totals = Totals::of(&state.pricing, &line_items);
+    let created = now();
+    types::Order {
+        id: new_id("ord"),
+        name: Some(format!("#{}", store.order_number + 1)),
+        external_order_id: request.external_order_id.as_ref().map(|e| e.to_string()),
+        status: Some(OrderStatus::Pending),
+        fulfillment_status: Some(FulfillmentStatus::Pending),
+        payment_status: Some(PaymentStatus::Due),
+        is_test: Some(false),
+        total_quantity: Some(totals.quantity),
+        subtotal_cost: Some(totals.subtotal),
+        shipping_cost: Some(totals.shipping),
+        total_cost: Some(totals.total),
+        line_items,
+        shipping_address: Some(shipping_address(&request.shipping_address)),
+        tracking_info: None,
+        ordered_at: Some(request.ordered_at.unwrap_or(created)),
+        fulfilled_at: None,
+        canceled_at: None,
+        created_at: Some(created),
+        updated_at: Some(created),
+    }
+}
+
+/// One line item of the new order, at 0-based `index`, from what the validator resolved.
+fn line_item(state: &State, index: usize, item: &ResolvedLineItem<'_>) -> types::OrderLineItem {
+    let input = item.input;
+    let quantity = i64::try_from(input.quantity.get()).unwrap_or(i64::MAX);
+    let unit = unit_cents(state, item);
+    let mut line = types::OrderLineItem {
+        id: new_id("li"),
+        product_id: None,
+        product_variant_id: None,
+        sku: None,
+        name: None,
+        color: None,
+        size: None,
+        quantity: Some(quantity),
+        is_custom: Some(input.is_custom),
+        unit_cost: Some(dollars(unit)),
+        total_cost: Some(dollars(unit.saturating_mul(quantity))),
+        images: Vec::new(),
+        position: Some(i64::try_from(index + 1).unwrap_or(i64::MAX)),
+        catalog_product_id: None,
+        catalog_product_variant_id: None,
+        decorations: Vec::new(),
+    };
+    let (owner, fallback, variant_name, variant_id, color, size) = match item.source {
+        ItemSource::Product { product, variant } => {
+            line.product_id = Some(product.id.clone());
+            line.product_variant_id = Some(variant.id.clone());
+            line.sku = variant.sku.clone();
+            // The product's pictures of this variant's color.
+            line.images = product
+                .images
+                .iter()
+                .filter(|image| image.color.is_some() && image.color == variant.color)
+                .map(|i| line_image(&i.id, &i.color, i.position, &i.image))
+                .collect();
+            let (name, id) = (&variant.name, &variant.id);
+            (
+                &product.name,
+                "Product",
+                name,
+                id,
+                &variant.color,
+                &variant.size,
+            )
+        }
+        ItemSource::Blank { blank, variant } => {
+            line.catalog_product_id = Some(blank.id.clone());
+            line.catalog_product_variant_id = Some(variant.id.clone());
+            line.decorations = input.decorations.clone();
+            // The blank's first picture, labelled with the ordered color.
+            line.images = blank
+                .images
+                .iter()
+                .take(1)
+                .map(|i| line_image(&i.id, &variant.color, i.position, &i.image))
+                .collect();
+            let (name, id) = (&variant.name, &variant.id);
+            (
+                &blank.name,
+                "Custom item",
+                name,
+                id,
+                &variant.color,
+                &variant.size,
+            )
+        }
+    };
+    line.name = Some(format!(
+        "{} - {}",
+        owner.as_deref().unwrap_or(fallback),
+        variant_name.as_deref().unwrap_or(variant_id)
+    ));
+    line.color = color.clone();
+    line.size = size.clone();
+    line
+}
+
+fn line_image(
+    id: &Option<String>,
+    color: &Option<String>,
+    position: Option<i64>,
+    image: &Option<types::ImageRef>,
+) -> types::LineItemImage {
+    types::LineItemImage {
+        id: id.clone(),
+        color: color.clone(),
+        position,
+        image: image.clone(),
+    }
+}
+
+fn shipping_address(input: &types::ShippingAddressInput) -> types::ShippingAddress {
+    let address = &input.address;
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    types::ShippingAddress {
+        first_name: non_empty(&input.first_name),
+        last_name: non_empty(&input.last_name),
+        email: input.email.clone(),
+        phone: input.phone.clone(),
+        address: Some(types::Address {
+            street_address: non_empty(&address.street_address),
+            apartment_or_suite: address.apartment_or_suite.clone(),
+            city_or_town: non_empty(&address.city_or_town),
+            state_or_province: non_empty(&address.state_or_province),
+            zip_or_postal_code: non_empty(&address.zip_or_postal_code),
+            country: non_empty(&address.country),
+        }),
+    }
+}
