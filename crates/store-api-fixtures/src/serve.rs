@@ -1,9 +1,12 @@
 //! The emulator as a server process: the options of `store-api-emulator` and of `store-api emulator`
 //! (one definition, flattened into both command lines) and the serve-until-stopped loop they share.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use store_api_raw::open::WebhookTopic;
 
 use crate::{Emulator, EmulatorBuilder, EmulatorError, Seed};
 
@@ -36,6 +39,10 @@ pub struct ServeArgs {
     /// Deliver webhooks to non-loopback addresses too (by default only 127.0.0.0/8, ::1 and localhost).
     #[arg(long)]
     pub allow_remote_webhooks: bool,
+    /// Register every webhook topic of every store to this URL on start (a local receiver under
+    /// development), e.g. http://127.0.0.1:3000/webhooks.
+    #[arg(long, value_name = "URL")]
+    pub forward_to: Option<String>,
 }
 
 /// Why the server could not run.
@@ -51,6 +58,23 @@ pub enum ServeError {
 }
 
 impl ServeArgs {
+    /// Registers every topic of every store to `--forward-to`, if given.
+    pub fn forward(&self, emulator: &Emulator) -> Result<(), ServeError> {
+        let Some(url) = &self.forward_to else {
+            return Ok(());
+        };
+        let urls: BTreeMap<String, String> = WebhookTopic::KNOWN
+            .iter()
+            .map(|topic| (topic.to_string(), url.clone()))
+            .collect();
+        for store in emulator.stores() {
+            emulator
+                .set_webhooks(&store.id, urls.clone())
+                .map_err(|e| ServeError::Usage(format!("--forward-to: {}", e.message)))?;
+        }
+        Ok(())
+    }
+
     /// The emulator these options describe.
     pub fn builder(&self) -> Result<EmulatorBuilder, ServeError> {
         let mut builder = Emulator::builder()
@@ -76,6 +100,7 @@ impl ServeArgs {
     /// serves until Ctrl-C or SIGTERM, then shuts down, writing the state file when one was given.
     pub async fn serve(&self) -> Result<(), ServeError> {
         let emulator = self.builder()?.start().await?;
+        self.forward(&emulator)?;
         if !self.listen.ip().is_loopback() {
             eprintln!(
                 "warning: listening on {}: anyone who can reach this address can read every store's API key at /_emulator/stores",

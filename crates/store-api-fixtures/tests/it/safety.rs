@@ -175,3 +175,48 @@ async fn a_ready_client_for_a_store() {
     let unknown = emu.client("store_nope").unwrap_err();
     assert_eq!(unknown.status, 404);
 }
+
+#[tokio::test]
+async fn forward_to_registers_every_topic_of_every_store() {
+    let receiver = Receiver::start().await;
+    let binary = Binary::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--forward-to",
+        &receiver.url("/hooks"),
+    ])
+    .await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let created = http
+        .post(format!(
+            "{}/store-api/2026-08/stores/{BETA}/orders",
+            binary.origin
+        ))
+        .header("X-API-Key", BETA_KEY)
+        .json(&beta_order(Some("fwd-1")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let event = &receiver.wait_for(1).await[0];
+    assert_eq!(event.path, "/hooks");
+    assert_eq!(event.json["topic"], "orders_create");
+    assert_eq!(event.json["storeId"], BETA);
+
+    // Forwarding elsewhere than loopback is refused like any registration.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_store-api-emulator"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--forward-to",
+            "https://example.com/hooks",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--forward-to") && stderr.contains("loopback"),
+        "{stderr}"
+    );
+}
