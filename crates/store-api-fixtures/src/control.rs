@@ -156,6 +156,38 @@ fn change_order(
     Ok(order)
 }
 
+/// Creates an order as the app does (no key, no rate limit; the same rules): emits orders_create.
+pub(crate) fn create_order_in_app(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    request: types::CreateOrderRequest,
+) -> Result<types::Order, ApiError> {
+    let (order, event) = {
+        let mut state = shared.lock();
+        if !state.stores.contains_key(store_id) {
+            return Err(store_not_found());
+        }
+        orders::create(&mut state, store_id, request)?
+    };
+    emit(shared, vec![event]);
+    Ok(order)
+}
+
+/// Replaces an order's line items as the app does: emits orders_update.
+pub(crate) fn edit_line_items(
+    shared: &Arc<Shared>,
+    store_id: &str,
+    order_id: &str,
+    line_items: Vec<types::LineItemInput>,
+) -> Result<types::Order, ApiError> {
+    let (order, event) = {
+        let mut state = shared.lock();
+        orders::edit_line_items(&mut state, store_id, order_id, line_items)?
+    };
+    emit(shared, vec![event]);
+    Ok(order)
+}
+
 pub(crate) fn advance(
     shared: &Arc<Shared>,
     store_id: &str,

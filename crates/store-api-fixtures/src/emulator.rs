@@ -367,6 +367,36 @@ impl Emulator {
         Ok(control::set_webhooks(&self.shared, store_id, urls)?)
     }
 
+    /// Creates an order as the app does (no key, no rate limit, the same rules as `POST /orders`);
+    /// emits `orders_create`.
+    pub fn create_order_in_app(
+        &self,
+        store_id: &str,
+        request: types::CreateOrderRequest,
+    ) -> Result<types::Order, ControlError> {
+        Ok(control::create_order_in_app(
+            &self.shared,
+            store_id,
+            request,
+        )?)
+    }
+
+    /// Replaces an order's line items as the app does (checked by the same rules as a new order's,
+    /// priced again); emits `orders_update`. Refused (409) once production started or the order closed.
+    pub fn edit_line_items(
+        &self,
+        store_id: &str,
+        order_id: &str,
+        line_items: Vec<types::LineItemInput>,
+    ) -> Result<types::Order, ControlError> {
+        Ok(control::edit_line_items(
+            &self.shared,
+            store_id,
+            order_id,
+            line_items,
+        )?)
+    }
+
     /// Queues a fault for the next matching requests (see [`Fault`](crate::Fault)); refused when the
     /// operation is unknown, the status is not an error status or the count is zero.
     ///

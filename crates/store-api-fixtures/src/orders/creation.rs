@@ -51,7 +51,7 @@ pub(crate) fn create(
     Ok((order, event))
 }
 
-fn into_api_error(violations: &[validate::Violation]) -> ApiError {
+pub(super) fn into_api_error(violations: &[validate::Violation]) -> ApiError {
     match validate::service_message(violations) {
         Some(types::ErrorMessage::Array(list)) => ApiError::Invalid(list),
         Some(types::ErrorMessage::String(text)) => ApiError::BadRequest(text),
@@ -94,7 +94,11 @@ fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) 
 }
 
 /// One line item of the new order, at 0-based `index`, from what the validator resolved.
-fn line_item(state: &State, index: usize, item: &ResolvedLineItem<'_>) -> types::OrderLineItem {
+pub(super) fn line_item(
+    state: &State,
+    index: usize,
+    item: &ResolvedLineItem<'_>,
+) -> types::OrderLineItem {
     let input = item.input;
     let quantity = i64::try_from(input.quantity.get()).unwrap_or(i64::MAX);
     let unit = unit_cents(state, item);

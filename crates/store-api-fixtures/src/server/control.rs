@@ -60,6 +60,11 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/stores/{storeId}/active", put(set_active))
         .route("/stores/{storeId}/webhooks", put(set_webhooks))
         .route("/stores/{storeId}/webhook-deliveries", get(deliveries))
+        .route("/stores/{storeId}/orders", post(create_order_in_app))
+        .route(
+            "/stores/{storeId}/orders/{orderId}/line-items",
+            put(edit_line_items),
+        )
         .route("/stores/{storeId}/orders/{orderId}/advance", post(advance))
         .route(
             "/stores/{storeId}/orders/{orderId}/app-action",
@@ -113,6 +118,39 @@ async fn set_webhooks(
     let urls: BTreeMap<String, String> = body::decode(&body::read(request).await?)?;
     control::set_webhooks(&shared, &param(&params, "storeId"), urls)?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+async fn create_order_in_app(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<Response, ApiError> {
+    let order: types::CreateOrderRequest = body::decode(&body::read(request).await?)?;
+    let created = control::create_order_in_app(&shared, &param(&params, "storeId"), order)?;
+    Ok((StatusCode::CREATED, wire_json(created)).into_response())
+}
+
+/// The body of a line-item edit.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LineItems {
+    #[serde(rename = "lineItems")]
+    line_items: Vec<types::LineItemInput>,
+}
+
+async fn edit_line_items(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<Response, ApiError> {
+    let LineItems { line_items } = body::decode(&body::read(request).await?)?;
+    let order = control::edit_line_items(
+        &shared,
+        &param(&params, "storeId"),
+        &param(&params, "orderId"),
+        line_items,
+    )?;
+    Ok(wire_json(order).into_response())
 }
 
 async fn pending_faults(State(shared): State<Arc<Shared>>) -> Json<Vec<crate::Fault>> {

@@ -419,3 +419,82 @@ async fn a_retry_after_a_rotation_is_signed_with_the_new_key() {
     );
     assert_event(&received[1], ALPHA, "orders_create", order_id, &new_key);
 }
+
+#[tokio::test]
+async fn orders_created_and_edited_in_the_app_emit_their_events() {
+    let (_emu, api) = start().await;
+    let receiver = Receiver::start().await;
+    register_all(&api, ALPHA, &receiver).await;
+    let created = api
+        .control(
+            Method::POST,
+            "/stores/store_alpha/orders",
+            Some(&simple_order(None)),
+        )
+        .await;
+    let order = created.ok(201).clone();
+    let id = order["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        api.get(ALPHA, &format!("/orders/{id}")).await.ok(200),
+        &order
+    );
+
+    let edited = api
+        .control(
+            Method::PUT,
+            &format!("/stores/store_alpha/orders/{id}/line-items"),
+            Some(
+                &json!({ "lineItems": [{ "productVariantId": "pv_aa_sun_blk_s", "quantity": 3 }] }),
+            ),
+        )
+        .await;
+    let edited = edited.ok(200).clone();
+    assert_eq!(edited["totalQuantity"], 3);
+    assert_eq!(edited["lineItems"][0]["quantity"], 3);
+    assert_ne!(edited["totalCost"], order["totalCost"], "priced again");
+    assert_eq!(edited["createdAt"], order["createdAt"]);
+    assert_eq!(
+        api.get(ALPHA, &format!("/orders/{id}")).await.ok(200),
+        &edited
+    );
+
+    let received = receiver.wait_for(2).await;
+    let mut topics: Vec<&str> = received
+        .iter()
+        .map(|e| e.json["topic"].as_str().unwrap())
+        .collect();
+    topics.sort_unstable();
+    assert_eq!(topics, ["orders_create", "orders_update"]);
+    for event in &received {
+        let topic = event.json["topic"].as_str().unwrap();
+        assert_event(event, ALPHA, topic, &id, ALPHA_KEY);
+    }
+
+    // The same rules as the API's, and no edit once production started.
+    let refused = api
+        .control(
+            Method::PUT,
+            &format!("/stores/store_alpha/orders/{id}/line-items"),
+            Some(&json!({ "lineItems": [] })),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.json);
+    api.advance(ALPHA, &id).await.ok(200);
+    api.control(
+        Method::PUT,
+        &format!("/stores/store_alpha/orders/{id}/line-items"),
+        Some(&json!({ "lineItems": [{ "productVariantId": "pv_aa_sun_blk_s", "quantity": 1 }] })),
+    )
+    .await
+    .error(
+        409,
+        Msg::Exact("The order can no longer be edited: production has started or it is closed"),
+    );
+    api.control(
+        Method::POST,
+        "/stores/store_nope/orders",
+        Some(&simple_order(None)),
+    )
+    .await
+    .error(404, Msg::Exact("Store not found"));
+}
