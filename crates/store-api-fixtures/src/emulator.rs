@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -67,6 +68,9 @@ impl From<ApiError> for ControlError {
     }
 }
 
+/// How long changes wait at most before the state file is written.
+pub const DEFAULT_SAVE_INTERVAL: Duration = Duration::from_millis(200);
+
 /// Settings of an emulator to start.
 #[derive(Debug)]
 #[must_use]
@@ -81,6 +85,7 @@ pub struct EmulatorBuilder {
     network_downloads: bool,
     allow_remote: bool,
     allow_remote_webhooks: bool,
+    save_interval: Duration,
 }
 
 impl Default for EmulatorBuilder {
@@ -96,6 +101,7 @@ impl Default for EmulatorBuilder {
             network_downloads: true,
             allow_remote: false,
             allow_remote_webhooks: false,
+            save_interval: DEFAULT_SAVE_INTERVAL,
         }
     }
 }
@@ -131,9 +137,18 @@ impl EmulatorBuilder {
         self
     }
 
-    /// Loads the state from `path` on start when it exists, and writes it there on shutdown.
+    /// Loads the state from `path` on start when it exists, writes it there after changes (at most
+    /// once per [`save_interval`](Self::save_interval)) and on shutdown; every write goes to a
+    /// temporary file, synced, then renamed over the old one, and the folder is synced.
     pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.state_file = Some(path.into());
+        self
+    }
+
+    /// How long changes may wait before the state file is written (default
+    /// [`DEFAULT_SAVE_INTERVAL`]): what a crash can lose at most.
+    pub fn save_interval(mut self, interval: Duration) -> Self {
+        self.save_interval = interval.max(Duration::from_millis(1));
         self
     }
 
@@ -217,6 +232,7 @@ impl EmulatorBuilder {
             },
             runtime: tokio::runtime::Handle::current(),
             faults: Mutex::default(),
+            dirty: AtomicBool::new(false),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let app = server::router(shared.clone());
@@ -244,6 +260,10 @@ impl EmulatorBuilder {
                 }
             })
         });
+        let saver = self.state_file.clone().map(|path| {
+            let shared = shared.clone();
+            tokio::spawn(save_on_change(shared, path, self.save_interval))
+        });
         tracing::info!(%addr, "store-api-emulator listening");
         Ok(Emulator {
             addr,
@@ -251,6 +271,7 @@ impl EmulatorBuilder {
             stop: Some(stop),
             task: Some(task),
             ticker,
+            saver,
         })
     }
 }
@@ -272,6 +293,26 @@ pub struct Emulator {
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
     ticker: Option<JoinHandle<()>>,
+    saver: Option<JoinHandle<()>>,
+}
+
+/// Writes the state file at most once per `interval`, and only after a change: a crash (even
+/// `kill -9`) then loses at most the last interval's writes.
+async fn save_on_change(shared: Arc<Shared>, path: PathBuf, interval: Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if !shared.dirty.swap(false, Ordering::Relaxed) {
+            continue;
+        }
+        let (shared, path) = (shared.clone(), path.clone());
+        // File I/O under the state lock: off the async workers.
+        let saved = tokio::task::spawn_blocking(move || shared.lock().save(&path)).await;
+        if let Ok(Err(error)) = saved {
+            tracing::error!(%error, "could not save the emulator state");
+        }
+    }
 }
 
 impl Emulator {
@@ -515,8 +556,11 @@ impl Emulator {
     }
 
     fn signal_stop(&mut self) {
-        if let Some(ticker) = self.ticker.take() {
-            ticker.abort();
+        for background in [self.ticker.take(), self.saver.take()]
+            .into_iter()
+            .flatten()
+        {
+            background.abort();
         }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

@@ -16,11 +16,12 @@ mod server;
 mod state;
 mod wire;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 pub use control::StoreCredentials;
-pub use emulator::{ControlError, Emulator, EmulatorBuilder, EmulatorError};
+pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use faults::{Fault, FaultKind};
 pub use orders::AppAction;
@@ -53,15 +54,43 @@ struct Shared {
     runtime: tokio::runtime::Handle,
     /// Injected faults still to fire (a lock of its own: checked on every request).
     faults: Mutex<faults::FaultQueue>,
+    /// Set by every mutable access to the state; the state-file saver clears it when it saves.
+    dirty: AtomicBool,
+}
+
+/// The locked state. Mutable access marks it changed, so the state-file saver writes only after a
+/// change, without every mutation having to say so.
+struct StateGuard<'a> {
+    guard: MutexGuard<'a, state::State>,
+    dirty: &'a AtomicBool,
+}
+
+impl std::ops::Deref for StateGuard<'_> {
+    type Target = state::State;
+
+    fn deref(&self) -> &state::State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut state::State {
+        self.dirty.store(true, Ordering::Relaxed);
+        &mut self.guard
+    }
 }
 
 impl Shared {
     /// The state. A handler that panicked while holding the lock cannot leave it half-updated (every
     /// change is built on a copy and stored at once), so a poisoned lock is still safe to use.
-    fn lock(&self) -> MutexGuard<'_, state::State> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> StateGuard<'_> {
+        StateGuard {
+            guard: self
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            dirty: &self.dirty,
+        }
     }
 
     /// The injected faults (a poisoned lock is safe for the same reason).

@@ -23,9 +23,13 @@ pub struct ServeArgs {
     /// Turn the per-store rate limit off (for load tests).
     #[arg(long)]
     pub no_rate_limit: bool,
-    /// Load the state from this file on start (if it exists) and write it there on shutdown.
+    /// Load the state from this file on start (if it exists); write it there after changes and on
+    /// shutdown.
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
+    /// With --state: how long changes may wait before they are written (what a crash can lose).
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub save_interval_ms: u64,
     /// Move every movable order one rung up the fulfillment ladder this often, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub auto_advance_ms: Option<u64>,
@@ -88,7 +92,9 @@ impl ServeArgs {
             builder = builder.seed(seed);
         }
         if let Some(path) = &self.state {
-            builder = builder.state_file(path);
+            builder = builder
+                .state_file(path)
+                .save_interval(Duration::from_millis(self.save_interval_ms));
         }
         if let Some(ms) = self.auto_advance_ms {
             builder = builder.auto_advance(Duration::from_millis(ms.max(1)));

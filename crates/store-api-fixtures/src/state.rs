@@ -216,11 +216,12 @@ impl State {
         }
     }
 
-    /// Reads a state file written by [`State::save`].
+    /// Reads a state file written by [`State::save`], decoding as it reads (the file's text is never
+    /// held whole beside the state).
     pub fn load(path: &Path) -> Result<State, String> {
-        let text = std::fs::read_to_string(path)
+        let file = std::fs::File::open(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut state: State = serde_json::from_str(&text)
+        let mut state: State = serde_json::from_reader(std::io::BufReader::new(file))
             .map_err(|e| format!("invalid state file {}: {e}", path.display()))?;
         state.catalog.iter_mut().for_each(|b| b.record.refresh());
         for store in state.stores.values_mut() {
@@ -231,16 +232,38 @@ impl State {
         Ok(state)
     }
 
-    /// Writes the state atomically: a temporary file in the same folder, then a rename, so a crash
-    /// never leaves a half-written file behind.
+    /// Writes the state atomically and durably: encoded straight into a temporary file in the same
+    /// folder (no second copy in memory), synced, renamed over the old file, and the folder synced, so
+    /// neither a crash nor a power cut leaves a half-written or missing file behind.
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let json = serde_json::to_vec(self).map_err(|e| format!("cannot encode state: {e}"))?;
+        use std::io::Write as _;
         let mut temp = path.as_os_str().to_owned();
         temp.push(format!(".tmp-{}", std::process::id()));
         let temp = std::path::PathBuf::from(temp);
-        std::fs::write(&temp, json).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
+        let written = (|| {
+            let file = std::fs::File::create(&temp)?;
+            let mut writer = std::io::BufWriter::new(file);
+            serde_json::to_writer(&mut writer, self)?;
+            writer.flush()?;
+            writer.get_ref().sync_all()
+        })();
+        written.map_err(|e: std::io::Error| format!("cannot write {}: {e}", temp.display()))?;
         std::fs::rename(&temp, path)
-            .map_err(|e| format!("cannot rename onto {}: {e}", path.display()))
+            .map_err(|e| format!("cannot rename onto {}: {e}", path.display()))?;
+        sync_folder(path);
+        Ok(())
+    }
+}
+
+/// Syncs the folder holding `path`, so the rename itself survives a power cut (best effort: some
+/// platforms and file systems cannot open or sync a folder).
+fn sync_folder(path: &Path) {
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if let Ok(folder) = std::fs::File::open(folder) {
+        let _ = folder.sync_all();
     }
 }
 

@@ -220,3 +220,60 @@ async fn forward_to_registers_every_topic_of_every_store() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn writes_survive_kill_9_after_the_save_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let binary = Binary::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--state",
+        state.to_str().unwrap(),
+        "--save-interval-ms",
+        "50",
+    ])
+    .await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let created: serde_json::Value = http
+        .post(format!(
+            "{}/store-api/2026-08/stores/{ALPHA}/orders",
+            binary.origin
+        ))
+        .header("X-API-Key", ALPHA_KEY)
+        .json(&simple_order(Some("survives-kill-9")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let order_id = created["id"].as_str().unwrap().to_owned();
+    // Wait for the save (polling the file, not a fixed sleep), then kill without any chance to save.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&state).is_ok_and(|saved| saved.contains(&order_id)) {
+        assert!(std::time::Instant::now() < deadline, "never saved");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let pid = binary.child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    drop(binary);
+    // A new emulator on the same file has the order.
+    let restarted = builder().state_file(&state).start().await.unwrap();
+    assert_eq!(restarted.order_count(ALPHA), 1);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers,
+        [std::ffi::OsString::from("state.json")],
+        "no temp files"
+    );
+}
