@@ -165,7 +165,7 @@ fn response_extension<'a>(spec: &'a Value, key: &str) -> Result<&'a Value, Codeg
 }
 
 /// Integer bounds of a parameter's schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct NumberBounds {
     min: Option<u64>,
     max: Option<u64>,
@@ -203,20 +203,44 @@ struct Op {
     list: Option<ListRules>,
 }
 
+/// A `filter[...]` or `sort[...]` parameter, as Rust.
+struct Param {
+    /// The constant of its `components/parameters` entry, when it is a reference to one.
+    component: Option<String>,
+    /// `QueryParam { .. }`.
+    rust: String,
+}
+
 struct ListRules {
-    filters: Vec<(String, Option<Vec<String>>)>,
-    sorts: Vec<(String, Option<Vec<String>>)>,
-    page: NumberBounds,
-    limit: NumberBounds,
+    filters: Vec<Param>,
+    sorts: Vec<Param>,
+    page: String,
+    limit: String,
+}
+
+/// What the operations' rules share, emitted once: value lists of enum schemas and referenced
+/// parameters, each as a constant.
+#[derive(Default)]
+struct Shared {
+    constants: Vec<(String, String)>,
+}
+
+impl Shared {
+    fn add(&mut self, name: &str, definition: String) {
+        if !self.constants.iter().any(|(n, _)| n == name) {
+            self.constants.push((name.to_owned(), definition));
+        }
+    }
 }
 
 fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
     let mut ops = Vec::new();
+    let mut shared = Shared::default();
     for (path, item) in map_at(spec, &["paths"])? {
         let path = path
             .as_str()
             .ok_or_else(|| spec_error("a path is not a string"))?;
-        let shared = item.get("parameters");
+        let common = item.get("parameters");
         for method in METHODS {
             let Some(operation) = item.get(*method) else {
                 continue;
@@ -225,19 +249,21 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
                 .get("operationId")
                 .and_then(Value::as_str)
                 .ok_or_else(|| spec_error(format!("{method} {path} has no operationId")))?;
-            let mut parameters = Vec::new();
-            for list in [shared, operation.get("parameters")].into_iter().flatten() {
-                for parameter in list.as_sequence().into_iter().flatten() {
-                    parameters.push(resolve(spec, parameter)?);
-                }
-            }
+            let parameters: Vec<&Value> = [common, operation.get("parameters")]
+                .into_iter()
+                .flatten()
+                .flat_map(|list| list.as_sequence().into_iter().flatten())
+                .collect();
             ops.push(Op {
                 id: id.to_owned(),
                 method,
                 path: path.to_owned(),
-                list: list_rules(spec, &parameters)?,
+                list: list_rules(spec, &parameters, &mut shared)?,
             });
         }
+    }
+    for (_, definition) in &shared.constants {
+        out.push_str(definition);
     }
     for op in &ops {
         if let Some(rules) = &op.list {
@@ -248,8 +274,8 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
                 id = op.id,
                 filters = params_rust(&rules.filters),
                 sorts = params_rust(&rules.sorts),
-                page = rules.page.rust(),
-                limit = rules.limit.rust(),
+                page = rules.page,
+                limit = rules.limit,
             )
             .ok();
         }
@@ -281,16 +307,22 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
     Ok(())
 }
 
-fn list_rules(spec: &Value, parameters: &[&Value]) -> Result<Option<ListRules>, CodegenError> {
-    let query: Vec<&Value> = parameters
-        .iter()
-        .copied()
-        .filter(|p| p.get("in").and_then(Value::as_str) == Some("query"))
-        .collect();
+fn list_rules(
+    spec: &Value,
+    parameters: &[&Value],
+    shared: &mut Shared,
+) -> Result<Option<ListRules>, CodegenError> {
+    let mut query = Vec::new();
+    for parameter in parameters {
+        let resolved = resolve(spec, parameter)?;
+        if resolved.get("in").and_then(Value::as_str) == Some("query") {
+            query.push((*parameter, resolved));
+        }
+    }
     let named = |name: &str| {
         query
             .iter()
-            .copied()
+            .map(|(_, resolved)| *resolved)
             .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
     };
     let (page, limit) = (named("page"), named("limit"));
@@ -299,29 +331,63 @@ fn list_rules(spec: &Value, parameters: &[&Value]) -> Result<Option<ListRules>, 
     }
     let mut filters = Vec::new();
     let mut sorts = Vec::new();
-    for parameter in &query {
+    for (raw, parameter) in &query {
         let name = parameter.get("name").and_then(Value::as_str).unwrap_or("");
-        let values = enum_values(resolve(
-            spec,
-            parameter.get("schema").unwrap_or(&Value::Null),
-        )?);
-        if let Some(field) = bracketed(name, "filter") {
-            filters.push((field.to_owned(), values));
+        let (target, field) = if let Some(field) = bracketed(name, "filter") {
+            (&mut filters, field)
         } else if let Some(field) = bracketed(name, "sort") {
-            sorts.push((field.to_owned(), values));
-        }
+            (&mut sorts, field)
+        } else {
+            continue;
+        };
+        let schema = parameter.get("schema").unwrap_or(&Value::Null);
+        let values = match (
+            reference(schema, "#/components/schemas/"),
+            enum_values(resolve(spec, schema)?),
+        ) {
+            (_, None) => "None".to_owned(),
+            (Some(schema_name), Some(values)) => {
+                let constant = format!("{}_VALUES", screaming(schema_name));
+                shared.add(
+                    &constant,
+                    format!("/// The values of the `{schema_name}` schema.\npub const {constant}: &[&str] = &{values:?};\n\n"),
+                );
+                format!("Some({constant})")
+            }
+            (None, Some(values)) => format!("Some(&{values:?})"),
+        };
+        let rust = format!("QueryParam {{ field: {field:?}, values: {values} }}");
+        let component = reference(raw, "#/components/parameters/").map(|component| {
+            let constant = format!("{}_PARAM", screaming(component));
+            shared.add(
+                &constant,
+                format!("/// The `{name}` parameter (`{component}`).\npub const {constant}: QueryParam = {rust};\n\n"),
+            );
+            constant
+        });
+        target.push(Param { component, rust });
     }
-    let none = NumberBounds {
-        min: None,
-        max: None,
-        default: None,
+    // The operations' bounds are the shared `page` and `limit` parameters' unless they differ.
+    let bounds_rust = |parameter: Option<&Value>, name: &str, constant: &str| {
+        let own = parameter.map_or(Ok(NumberBounds::default()), |p| bounds(spec, p))?;
+        let common = bounds(spec, component_parameter(spec, name)?)?;
+        Ok::<_, CodegenError>(if own == common {
+            constant.to_owned()
+        } else {
+            own.rust()
+        })
     };
     Ok(Some(ListRules {
         filters,
         sorts,
-        page: page.map_or(Ok(none), |p| bounds(spec, p))?,
-        limit: limit.map_or(Ok(none), |p| bounds(spec, p))?,
+        page: bounds_rust(page, "page", "PAGE_NUMBER")?,
+        limit: bounds_rust(limit, "limit", "PAGE_SIZE")?,
     }))
+}
+
+/// The name a local `$ref` points to under `prefix`.
+fn reference<'a>(value: &'a Value, prefix: &str) -> Option<&'a str> {
+    value.get("$ref")?.as_str()?.strip_prefix(prefix)
 }
 
 fn bracketed<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
@@ -339,15 +405,14 @@ fn enum_values(schema: &Value) -> Option<Vec<String>> {
     })
 }
 
-fn params_rust(params: &[(String, Option<Vec<String>>)]) -> String {
+fn params_rust(params: &[Param]) -> String {
     params
         .iter()
-        .map(|(field, values)| {
-            let values = match values {
-                Some(values) => format!("Some(&{values:?})"),
-                None => "None".to_owned(),
-            };
-            format!("QueryParam {{ field: {field:?}, values: {values} }}")
+        .map(|param| {
+            param
+                .component
+                .clone()
+                .unwrap_or_else(|| param.rust.clone())
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -528,19 +593,26 @@ mod tests {
             .unwrap_or_default()
     }
 
-    /// Generates from the spec with `edit` applied; the edit must change the spec.
-    fn generated_after(from: &str, to: &str) -> (String, String) {
+    fn generated(spec: &str) -> String {
+        generate(spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Applies `from` → `to` to the workspace's spec: before, no line of `expected` is generated; after,
+    /// every one is.
+    fn check(from: &str, to: &str, expected: &[&str]) {
         let spec = spec();
         let edited = spec.replacen(from, to, 1);
         assert_ne!(spec, edited, "the edit must apply: {from:?}");
-        let before = generate(&spec).unwrap_or_else(|e| panic!("{e}"));
-        let after = generate(&edited).unwrap_or_else(|e| panic!("{e}"));
-        (before, after)
+        let (before, after) = (generated(&spec), generated(&edited));
+        for fact in expected {
+            assert!(!before.contains(fact), "already there: {fact}");
+            assert!(after.contains(fact), "missing {fact} in\n{after}");
+        }
     }
 
     #[test]
     fn the_checked_in_spec_gives_its_facts() {
-        let out = generate(&spec()).unwrap_or_else(|e| panic!("{e}"));
+        let out = generated(&spec());
         for fact in [
             "pub const VERSION_PREFIX: &str = \"/store-api/2026-08\";",
             "pub const PAGE_SIZE_MAX: u64 = 100;",
@@ -551,7 +623,9 @@ mod tests {
             "id: \"listCatalogProducts\", method_name: \"list_catalog_products\", method: HttpMethod::Get, path: \"/stores/{storeId}/catalog-products\", creates: false",
             "id: \"createOrder\", method_name: \"create_order\", method: HttpMethod::Post, path: \"/stores/{storeId}/orders\", creates: true, query: None",
             "QueryParam { field: \"externalOrderId\", values: None }",
-            "QueryParam { field: \"updatedAt\", values: Some(&[\"asc\", \"desc\"]) }",
+            "pub const SORT_DIRECTION_VALUES: &[&str] = &[\"asc\", \"desc\"];",
+            "pub const SORT_UPDATED_AT_PARAM: QueryParam = QueryParam { field: \"updatedAt\", values: Some(SORT_DIRECTION_VALUES) };",
+            "page: PAGE_NUMBER, limit: PAGE_SIZE",
             "Liquid3d => \"liquid_3d\",",
         ] {
             assert!(out.contains(fact), "missing {fact}");
@@ -571,70 +645,66 @@ mod tests {
     }
 
     #[test]
-    fn a_new_enum_value_becomes_a_known_variant() {
-        let (before, after) = generated_after(
+    fn spec_edits_change_the_generated_facts() {
+        check(
             "        - liquid_3d\n",
             "        - liquid_3d\n        - emboss\n",
+            &["Emboss => \"emboss\","],
         );
-        assert!(!before.contains("Emboss"));
-        assert!(after.contains("Emboss => \"emboss\","), "{after}");
-    }
-
-    #[test]
-    fn a_new_extensible_enum_is_opened() {
-        let (_, after) = generated_after(
+        check(
             "      description: Sort direction.\n",
             "      description: Sort direction.\n      x-extensible-enum: true\n",
+            &["    SortDirection {", "Asc => \"asc\","],
         );
-        assert!(after.contains("SortDirection {"));
-        assert!(
-            open_enum_names(&spec().replacen(
-                "      description: Sort direction.\n",
-                "      description: Sort direction.\n      x-extensible-enum: true\n",
-                1
-            ))
-            .unwrap_or_default()
-            .contains(&"SortDirection".to_owned())
-        );
-    }
-
-    #[test]
-    fn a_new_operation_is_in_the_table() {
-        let (before, after) = generated_after(
+        check(
             "  /stores/{storeId}/orders/{orderId}:\n",
             "  /stores/{storeId}/orders/{orderId}/cancel:\n    post:\n      operationId: cancelOrder\n      responses:\n        \"200\":\n          description: Canceled.\n  /stores/{storeId}/orders/{orderId}:\n",
+            &[
+                "id: \"cancelOrder\", method_name: \"cancel_order\", method: HttpMethod::Post, path: \"/stores/{storeId}/orders/{orderId}/cancel\", creates: true",
+            ],
         );
-        assert!(!before.contains("cancelOrder"));
-        assert!(after.contains("id: \"cancelOrder\", method_name: \"cancel_order\", method: HttpMethod::Post, path: \"/stores/{storeId}/orders/{orderId}/cancel\", creates: true"), "{after}");
-    }
-
-    #[test]
-    fn changed_limits_change_the_constants() {
-        let (_, after) = generated_after(
+        check(
             "        maximum: 100\n        default: 50\n",
             "        maximum: 250\n        default: 25\n",
+            &[
+                "pub const PAGE_SIZE_MAX: u64 = 250;",
+                "pub const PAGE_SIZE_DEFAULT: u64 = 25;",
+            ],
         );
-        assert!(after.contains("pub const PAGE_SIZE_MAX: u64 = 250;"));
-        assert!(after.contains("pub const PAGE_SIZE_DEFAULT: u64 = 25;"));
-        let (_, after) = generated_after(
+        check(
             "        burst: 10\n        tokensPerSecond: 2\n",
             "        burst: 20\n        tokensPerSecond: 4\n",
+            &[
+                "pub const RATE_LIMIT_BURST: u32 = 20;",
+                "Duration::from_nanos(250000000)",
+            ],
         );
-        assert!(after.contains("pub const RATE_LIMIT_BURST: u32 = 20;"));
-        assert!(after.contains("Duration::from_nanos(250000000)"));
-        let (_, after) = generated_after("x-max-body-bytes: 1048576", "x-max-body-bytes: 2097152");
-        assert!(after.contains("pub const MAX_BODY_BYTES: usize = 2097152;"));
-        let (_, after) = generated_after("/store-api/2026-08\"", "/store-api/2027-01\"");
-        assert!(after.contains("pub const VERSION_PREFIX: &str = \"/store-api/2027-01\";"));
+        check(
+            "x-max-body-bytes: 1048576",
+            "x-max-body-bytes: 2097152",
+            &["pub const MAX_BODY_BYTES: usize = 2097152;"],
+        );
+        check(
+            "/store-api/2026-08\"",
+            "/store-api/2027-01\"",
+            &["pub const VERSION_PREFIX: &str = \"/store-api/2027-01\";"],
+        );
+        check(
+            "        - name: filter[externalOrderId]\n",
+            "        - name: filter[name]\n          in: query\n          schema:\n            type: string\n        - name: filter[externalOrderId]\n",
+            &["QueryParam { field: \"name\", values: None }"],
+        );
     }
 
     #[test]
-    fn a_new_filter_is_a_query_rule() {
-        let (_, after) = generated_after(
-            "        - name: filter[externalOrderId]\n",
-            "        - name: filter[name]\n          in: query\n          schema:\n            type: string\n        - name: filter[externalOrderId]\n",
+    fn open_enums_are_the_extensible_schemas() {
+        let edited = spec().replacen(
+            "      description: Sort direction.\n",
+            "      description: Sort direction.\n      x-extensible-enum: true\n",
+            1,
         );
-        assert!(after.contains("QueryParam { field: \"name\", values: None }"));
+        let names = open_enum_names(&edited).unwrap_or_default();
+        assert!(names.contains(&"SortDirection".to_owned()), "{names:?}");
     }
 
     #[test]

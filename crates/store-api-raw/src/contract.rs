@@ -41,6 +41,27 @@ pub const RATE_LIMIT_REFILL_INTERVAL: Duration = Duration::from_nanos(500000000)
 /// Largest request body the service accepts, in bytes (`x-max-body-bytes`).
 pub const MAX_BODY_BYTES: usize = 1048576;
 
+/// The values of the `SortDirection` schema.
+pub const SORT_DIRECTION_VALUES: &[&str] = &["asc", "desc"];
+
+/// The `sort[name]` parameter (`SortName`).
+pub const SORT_NAME_PARAM: QueryParam = QueryParam {
+    field: "name",
+    values: Some(SORT_DIRECTION_VALUES),
+};
+
+/// The `sort[updatedAt]` parameter (`SortUpdatedAt`).
+pub const SORT_UPDATED_AT_PARAM: QueryParam = QueryParam {
+    field: "updatedAt",
+    values: Some(SORT_DIRECTION_VALUES),
+};
+
+/// The `sort[createdAt]` parameter (`SortCreatedAt`).
+pub const SORT_CREATED_AT_PARAM: QueryParam = QueryParam {
+    field: "createdAt",
+    values: Some(SORT_DIRECTION_VALUES),
+};
+
 /// Query rules of `listCatalogProducts`.
 pub const LIST_CATALOG_PRODUCTS_QUERY: ListRules = ListRules {
     filters: &[
@@ -54,29 +75,12 @@ pub const LIST_CATALOG_PRODUCTS_QUERY: ListRules = ListRules {
         },
     ],
     sorts: &[
-        QueryParam {
-            field: "name",
-            values: Some(&["asc", "desc"]),
-        },
-        QueryParam {
-            field: "updatedAt",
-            values: Some(&["asc", "desc"]),
-        },
-        QueryParam {
-            field: "createdAt",
-            values: Some(&["asc", "desc"]),
-        },
+        SORT_NAME_PARAM,
+        SORT_UPDATED_AT_PARAM,
+        SORT_CREATED_AT_PARAM,
     ],
-    page: Bounds {
-        min: Some(1),
-        max: None,
-        default: Some(1),
-    },
-    limit: Bounds {
-        min: Some(1),
-        max: Some(100),
-        default: Some(50),
-    },
+    page: PAGE_NUMBER,
+    limit: PAGE_SIZE,
 };
 
 /// Query rules of `listProducts`.
@@ -86,54 +90,20 @@ pub const LIST_PRODUCTS_QUERY: ListRules = ListRules {
         values: None,
     }],
     sorts: &[
-        QueryParam {
-            field: "name",
-            values: Some(&["asc", "desc"]),
-        },
-        QueryParam {
-            field: "updatedAt",
-            values: Some(&["asc", "desc"]),
-        },
-        QueryParam {
-            field: "createdAt",
-            values: Some(&["asc", "desc"]),
-        },
+        SORT_NAME_PARAM,
+        SORT_UPDATED_AT_PARAM,
+        SORT_CREATED_AT_PARAM,
     ],
-    page: Bounds {
-        min: Some(1),
-        max: None,
-        default: Some(1),
-    },
-    limit: Bounds {
-        min: Some(1),
-        max: Some(100),
-        default: Some(50),
-    },
+    page: PAGE_NUMBER,
+    limit: PAGE_SIZE,
 };
 
 /// Query rules of `listArtworks`.
 pub const LIST_ARTWORKS_QUERY: ListRules = ListRules {
     filters: &[],
-    sorts: &[
-        QueryParam {
-            field: "name",
-            values: Some(&["asc", "desc"]),
-        },
-        QueryParam {
-            field: "createdAt",
-            values: Some(&["asc", "desc"]),
-        },
-    ],
-    page: Bounds {
-        min: Some(1),
-        max: None,
-        default: Some(1),
-    },
-    limit: Bounds {
-        min: Some(1),
-        max: Some(100),
-        default: Some(50),
-    },
+    sorts: &[SORT_NAME_PARAM, SORT_CREATED_AT_PARAM],
+    page: PAGE_NUMBER,
+    limit: PAGE_SIZE,
 };
 
 /// Query rules of `listOrders`.
@@ -156,26 +126,9 @@ pub const LIST_ORDERS_QUERY: ListRules = ListRules {
             values: None,
         },
     ],
-    sorts: &[
-        QueryParam {
-            field: "updatedAt",
-            values: Some(&["asc", "desc"]),
-        },
-        QueryParam {
-            field: "createdAt",
-            values: Some(&["asc", "desc"]),
-        },
-    ],
-    page: Bounds {
-        min: Some(1),
-        max: None,
-        default: Some(1),
-    },
-    limit: Bounds {
-        min: Some(1),
-        max: Some(100),
-        default: Some(50),
-    },
+    sorts: &[SORT_UPDATED_AT_PARAM, SORT_CREATED_AT_PARAM],
+    page: PAGE_NUMBER,
+    limit: PAGE_SIZE,
 };
 
 /// Every operation of the spec, in the spec's order.
