@@ -280,7 +280,6 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
             .ok();
         }
     }
-    out.push_str("/// Every operation of the spec, in the spec's order.\npub const OPERATIONS: &[Operation] = &[\n");
     for op in &ops {
         let query = match op.list {
             Some(_) => format!("Some(&{}_QUERY)", screaming(&op.id)),
@@ -288,14 +287,20 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
         };
         writeln!(
             out,
-            "Operation {{ id: {id:?}, method_name: {snake:?}, method: HttpMethod::{method}, path: {path:?}, creates: {creates}, query: {query} }},",
+            "/// `{method} {path}` (`{id}`).\npub const {name}: Operation = Operation {{ id: {id:?}, method_name: {snake:?}, method: HttpMethod::{variant}, path: {path:?}, creates: {creates}, query: {query} }};\n",
+            name = screaming(&op.id),
+            method = op.method.to_ascii_uppercase(),
             id = op.id,
             snake = snake(&op.id),
-            method = camel(op.method),
+            variant = camel(op.method),
             path = op.path,
             creates = op.method == "post",
         )
         .ok();
+    }
+    out.push_str("/// Every operation of the spec, in the spec's order.\npub const OPERATIONS: &[Operation] = &[\n");
+    for op in &ops {
+        writeln!(out, "{},", screaming(&op.id)).ok();
     }
     out.push_str(
         "];\n\n\
@@ -553,26 +558,22 @@ fn resolve<'a>(spec: &'a Value, value: &'a Value) -> Result<&'a Value, CodegenEr
     resolve(spec, target)
 }
 
-fn map_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a Mapping, CodegenError> {
-    let mut value = spec;
-    for key in keys {
-        value = value
+fn value_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a Value, CodegenError> {
+    keys.iter().try_fold(spec, |value, key| {
+        value
             .get(*key)
-            .ok_or_else(|| spec_error(format!("no {}", keys.join("/"))))?;
-    }
-    value
+            .ok_or_else(|| spec_error(format!("no {}", keys.join("/"))))
+    })
+}
+
+fn map_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a Mapping, CodegenError> {
+    value_at(spec, keys)?
         .as_mapping()
         .ok_or_else(|| spec_error(format!("{} is not a map", keys.join("/"))))
 }
 
 fn str_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a str, CodegenError> {
-    let mut value = spec;
-    for key in keys {
-        value = value
-            .get(*key)
-            .ok_or_else(|| spec_error(format!("no {}", keys.join("/"))))?;
-    }
-    value
+    value_at(spec, keys)?
         .as_str()
         .ok_or_else(|| spec_error(format!("{} is not a string", keys.join("/"))))
 }
@@ -630,7 +631,7 @@ mod tests {
         ] {
             assert!(out.contains(fact), "missing {fact}");
         }
-        assert_eq!(out.matches("Operation { id:").count(), 11);
+        assert_eq!(out.matches(": Operation = Operation {").count(), 11);
         assert_eq!(
             open_enum_names(&spec()).unwrap_or_default(),
             [

@@ -131,96 +131,129 @@ pub const LIST_ORDERS_QUERY: ListRules = ListRules {
     limit: PAGE_SIZE,
 };
 
+/// `GET /stores/{storeId}/status` (`getStatus`).
+pub const GET_STATUS: Operation = Operation {
+    id: "getStatus",
+    method_name: "get_status",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/status",
+    creates: false,
+    query: None,
+};
+
+/// `GET /stores/{storeId}/catalog-products` (`listCatalogProducts`).
+pub const LIST_CATALOG_PRODUCTS: Operation = Operation {
+    id: "listCatalogProducts",
+    method_name: "list_catalog_products",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/catalog-products",
+    creates: false,
+    query: Some(&LIST_CATALOG_PRODUCTS_QUERY),
+};
+
+/// `GET /stores/{storeId}/catalog-products/{catalogProductId}` (`getCatalogProduct`).
+pub const GET_CATALOG_PRODUCT: Operation = Operation {
+    id: "getCatalogProduct",
+    method_name: "get_catalog_product",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/catalog-products/{catalogProductId}",
+    creates: false,
+    query: None,
+};
+
+/// `GET /stores/{storeId}/products` (`listProducts`).
+pub const LIST_PRODUCTS: Operation = Operation {
+    id: "listProducts",
+    method_name: "list_products",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/products",
+    creates: false,
+    query: Some(&LIST_PRODUCTS_QUERY),
+};
+
+/// `GET /stores/{storeId}/products/{productId}` (`getProduct`).
+pub const GET_PRODUCT: Operation = Operation {
+    id: "getProduct",
+    method_name: "get_product",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/products/{productId}",
+    creates: false,
+    query: None,
+};
+
+/// `GET /stores/{storeId}/artworks` (`listArtworks`).
+pub const LIST_ARTWORKS: Operation = Operation {
+    id: "listArtworks",
+    method_name: "list_artworks",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/artworks",
+    creates: false,
+    query: Some(&LIST_ARTWORKS_QUERY),
+};
+
+/// `POST /stores/{storeId}/artworks` (`createArtwork`).
+pub const CREATE_ARTWORK: Operation = Operation {
+    id: "createArtwork",
+    method_name: "create_artwork",
+    method: HttpMethod::Post,
+    path: "/stores/{storeId}/artworks",
+    creates: true,
+    query: None,
+};
+
+/// `GET /stores/{storeId}/artworks/{artworkId}` (`getArtwork`).
+pub const GET_ARTWORK: Operation = Operation {
+    id: "getArtwork",
+    method_name: "get_artwork",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/artworks/{artworkId}",
+    creates: false,
+    query: None,
+};
+
+/// `GET /stores/{storeId}/orders` (`listOrders`).
+pub const LIST_ORDERS: Operation = Operation {
+    id: "listOrders",
+    method_name: "list_orders",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/orders",
+    creates: false,
+    query: Some(&LIST_ORDERS_QUERY),
+};
+
+/// `POST /stores/{storeId}/orders` (`createOrder`).
+pub const CREATE_ORDER: Operation = Operation {
+    id: "createOrder",
+    method_name: "create_order",
+    method: HttpMethod::Post,
+    path: "/stores/{storeId}/orders",
+    creates: true,
+    query: None,
+};
+
+/// `GET /stores/{storeId}/orders/{orderId}` (`getOrder`).
+pub const GET_ORDER: Operation = Operation {
+    id: "getOrder",
+    method_name: "get_order",
+    method: HttpMethod::Get,
+    path: "/stores/{storeId}/orders/{orderId}",
+    creates: false,
+    query: None,
+};
+
 /// Every operation of the spec, in the spec's order.
 pub const OPERATIONS: &[Operation] = &[
-    Operation {
-        id: "getStatus",
-        method_name: "get_status",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/status",
-        creates: false,
-        query: None,
-    },
-    Operation {
-        id: "listCatalogProducts",
-        method_name: "list_catalog_products",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/catalog-products",
-        creates: false,
-        query: Some(&LIST_CATALOG_PRODUCTS_QUERY),
-    },
-    Operation {
-        id: "getCatalogProduct",
-        method_name: "get_catalog_product",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/catalog-products/{catalogProductId}",
-        creates: false,
-        query: None,
-    },
-    Operation {
-        id: "listProducts",
-        method_name: "list_products",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/products",
-        creates: false,
-        query: Some(&LIST_PRODUCTS_QUERY),
-    },
-    Operation {
-        id: "getProduct",
-        method_name: "get_product",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/products/{productId}",
-        creates: false,
-        query: None,
-    },
-    Operation {
-        id: "listArtworks",
-        method_name: "list_artworks",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/artworks",
-        creates: false,
-        query: Some(&LIST_ARTWORKS_QUERY),
-    },
-    Operation {
-        id: "createArtwork",
-        method_name: "create_artwork",
-        method: HttpMethod::Post,
-        path: "/stores/{storeId}/artworks",
-        creates: true,
-        query: None,
-    },
-    Operation {
-        id: "getArtwork",
-        method_name: "get_artwork",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/artworks/{artworkId}",
-        creates: false,
-        query: None,
-    },
-    Operation {
-        id: "listOrders",
-        method_name: "list_orders",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/orders",
-        creates: false,
-        query: Some(&LIST_ORDERS_QUERY),
-    },
-    Operation {
-        id: "createOrder",
-        method_name: "create_order",
-        method: HttpMethod::Post,
-        path: "/stores/{storeId}/orders",
-        creates: true,
-        query: None,
-    },
-    Operation {
-        id: "getOrder",
-        method_name: "get_order",
-        method: HttpMethod::Get,
-        path: "/stores/{storeId}/orders/{orderId}",
-        creates: false,
-        query: None,
-    },
+    GET_STATUS,
+    LIST_CATALOG_PRODUCTS,
+    GET_CATALOG_PRODUCT,
+    LIST_PRODUCTS,
+    GET_PRODUCT,
+    LIST_ARTWORKS,
+    CREATE_ARTWORK,
+    GET_ARTWORK,
+    LIST_ORDERS,
+    CREATE_ORDER,
+    GET_ORDER,
 ];
 
 /// The operation with this id, in the spec's form (`getStatus`) or the generated method's (`get_status`).
