@@ -7,8 +7,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
-        ["codegen"] => xtask::codegen::run(xtask::codegen::Mode::Write),
-        ["codegen", "--check"] => xtask::codegen::run(xtask::codegen::Mode::Check),
+        ["codegen"] => xtask::codegen::run(&xtask::workspace_root(), xtask::codegen::Mode::Write),
+        ["codegen", "--check"] => {
+            xtask::codegen::run(&xtask::workspace_root(), xtask::codegen::Mode::Check)
+        }
         ["bench"] => return xtask::bench::command(xtask::bench::Mode::Full),
         ["bench", "--quick"] => return xtask::bench::command(xtask::bench::Mode::Quick),
         _ => {

@@ -265,7 +265,7 @@ pub struct PagingArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "all")]
     pub page: Option<u64>,
     /// Page size, 1 to 100 (the service's default is 50; --all uses 100).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=store_api::MAX_PAGE_SIZE))]
     pub limit: Option<u64>,
     /// Fetch every page (streamed, with a progress spinner on a terminal).
     #[arg(long)]

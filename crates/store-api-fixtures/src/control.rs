@@ -108,11 +108,16 @@ pub(crate) fn set_webhooks(
 }
 
 /// Queues a fault for the next matching requests.
-pub(crate) fn inject_fault(shared: &Shared, fault: crate::Fault) -> Result<(), ApiError> {
-    let problems = fault.problems(crate::server::faults::is_operation);
+pub(crate) fn inject_fault(shared: &Shared, mut fault: crate::Fault) -> Result<(), ApiError> {
+    let canonical = crate::server::faults::canonical_operation;
+    let problems = fault.problems(|operation| canonical(operation).is_some());
     if !problems.is_empty() {
         return Err(ApiError::Invalid(problems));
     }
+    // Either form of the operation's name matches the same requests.
+    fault.operation = fault
+        .operation
+        .and_then(|operation| canonical(&operation).map(str::to_owned));
     shared.faults().push(fault);
     Ok(())
 }

@@ -59,7 +59,7 @@ pub enum FaultKind {
 pub struct Fault {
     /// What happens.
     pub kind: FaultKind,
-    /// The operation id (`create_order`, `list_orders`, …, as in the spec); any operation when absent.
+    /// The operation (`create_order` or the spec's `createOrder`, …); any operation when absent.
     pub operation: Option<String>,
     /// The store id; any store when absent.
     pub store: Option<String>,

@@ -4,12 +4,15 @@
 
 // Without the `client` feature only the wire types (`types`, `open`) and `ApiKey` are compiled: the code
 // generator marks everything else in `generated.rs` `#[cfg(feature = "client")]`.
+pub mod contract;
+mod contract_types;
 #[allow(missing_docs, clippy::all, clippy::unwrap_used, clippy::expect_used)]
 mod generated;
 #[cfg(feature = "client")]
 pub mod hooks;
 mod key;
 pub mod open;
+mod open_enum;
 #[cfg(feature = "client")]
 pub mod tls;
 
@@ -18,5 +21,6 @@ pub use generated::*;
 pub use hooks::{Hooks, Transport};
 pub use key::ApiKey;
 
-/// The API version this crate was generated for; it is also the path segment after `/store-api/`.
-pub const API_VERSION: &str = "2026-08";
+/// The API version this crate was generated for; it is also the last segment of
+/// [`contract::VERSION_PREFIX`].
+pub use contract::API_VERSION;

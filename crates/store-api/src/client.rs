@@ -15,7 +15,7 @@ use crate::retry::RetryPolicy;
 use crate::transport::ClientTransport;
 
 /// The path after the host: every Store API 2026-08 route lives under it.
-pub const VERSION_PATH: &str = "/store-api/2026-08";
+pub const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;
 
 /// The longest store-wide pause a 429's `Retry-After` imposes by default: 10 seconds. The service's own
 /// bucket refills a token every 500 ms, so a real Retry-After is short; a longer one (a misbehaving proxy,

@@ -2,15 +2,17 @@
 
 use std::num::NonZeroU64;
 
+use store_api_raw::contract::{self, Bounds};
+
 use crate::error::{Error, Result};
 use crate::model::{
     DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus, SortDirection,
 };
 
 /// Largest page size the service accepts.
-pub const MAX_PAGE_SIZE: u64 = 100;
-/// Page size when streaming every page.
-pub const STREAM_PAGE_SIZE: u64 = 100;
+pub const MAX_PAGE_SIZE: u64 = contract::PAGE_SIZE_MAX;
+/// Page size when streaming every page: the largest, for the fewest requests.
+pub const STREAM_PAGE_SIZE: u64 = contract::PAGE_SIZE_MAX;
 
 /// Page number and size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -21,23 +23,40 @@ pub(crate) struct Paging {
 
 impl Paging {
     pub fn page(&self) -> Result<Option<NonZeroU64>> {
-        match self.page {
-            None => Ok(None),
-            Some(page) => NonZeroU64::new(page)
-                .map(Some)
-                .ok_or_else(|| Error::InvalidArgument("page must be at least 1".into())),
-        }
+        let Some(page) = self.page else {
+            return Ok(None);
+        };
+        within(contract::PAGE_NUMBER, page)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "page must be at least {}",
+                    min(contract::PAGE_NUMBER)
+                ))
+            })
     }
 
     pub fn limit(&self) -> Result<Option<NonZeroU64>> {
-        match self.limit {
-            None => Ok(None),
-            Some(limit) if (1..=MAX_PAGE_SIZE).contains(&limit) => Ok(NonZeroU64::new(limit)),
-            Some(limit) => Err(Error::InvalidArgument(format!(
-                "page size must be between 1 and {MAX_PAGE_SIZE}, not {limit}"
-            ))),
-        }
+        let Some(limit) = self.limit else {
+            return Ok(None);
+        };
+        within(contract::PAGE_SIZE, limit).map(Some).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "page size must be between {} and {MAX_PAGE_SIZE}, not {limit}",
+                min(contract::PAGE_SIZE)
+            ))
+        })
     }
+}
+
+/// The value, if the spec's bounds accept it (and it is not 0, which no page or page size can be).
+fn within(bounds: Bounds, value: u64) -> Option<NonZeroU64> {
+    bounds.check(value).ok().and_then(NonZeroU64::new)
+}
+
+/// The smallest value the bounds accept (a page and a page size are at least 1 in any case).
+fn min(bounds: Bounds) -> u64 {
+    bounds.min.unwrap_or(1).max(1)
 }
 
 fn joined<T: AsRef<str>>(values: &[T]) -> Option<String> {
@@ -58,7 +77,7 @@ macro_rules! paging_methods {
             self
         }
 
-        /// The page size, 1 to 100 (checked when the query is sent).
+        /// The page size, 1 to [`MAX_PAGE_SIZE`] (checked when the query is sent).
         pub fn limit(mut self, limit: u64) -> Self {
             self.paging.limit = Some(limit);
             self

@@ -14,15 +14,22 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter as Gcra};
+use store_api_raw::contract;
 use tokio::time::Instant;
 
 /// The service's burst.
-pub const BURST: u32 = 10;
+pub const BURST: u32 = contract::RATE_LIMIT_BURST;
 /// The service's sustained rate, requests per second.
-pub const PER_SECOND: u32 = 2;
-/// Interval between tokens on our side: the service's 500 ms plus a little, so that requests which leave
+pub const PER_SECOND: u32 = contract::RATE_LIMIT_PER_SECOND;
+/// What the interval between tokens on our side adds to the service's.
+const JITTER_MARGIN: Duration = Duration::from_millis(5);
+/// Interval between tokens on our side: the service's plus a little, so that requests which leave
 /// evenly spaced but arrive with network jitter never reach the service faster than it refills.
-pub const TOKEN_INTERVAL: Duration = Duration::from_millis(505);
+pub const TOKEN_INTERVAL: Duration =
+    match contract::RATE_LIMIT_REFILL_INTERVAL.checked_add(JITTER_MARGIN) {
+        Some(interval) => interval,
+        None => contract::RATE_LIMIT_REFILL_INTERVAL,
+    };
 
 /// A shareable per-store rate limiter. Cloning shares the bucket.
 #[derive(Clone)]

@@ -302,11 +302,11 @@ impl Orders<'_> {
     async fn post_once(&self, order: &NewOrder, number: u32) -> Result<Answer> {
         let inner = &self.client.inner;
         let http = progenitor_client::ClientInfo::client(&inner.raw);
-        let url = format!(
-            "{}/stores/{}/orders",
-            inner.base_url,
-            progenitor_client::encode_path(&inner.store_id)
+        let path = store_api_raw::contract::CREATE_ORDER.path.replace(
+            "{storeId}",
+            &progenitor_client::encode_path(&inner.store_id),
         );
+        let url = format!("{}{path}", inner.base_url);
         let mut request = http
             .post(url)
             .header(reqwest::header::ACCEPT, "application/json")

@@ -9,7 +9,7 @@ use axum::extract::{MatchedPath, Path, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use store_api_raw::types;
+use store_api_raw::{contract, types};
 
 use super::connection::ConnectionAbort;
 use crate::Shared;
@@ -87,51 +87,18 @@ fn injected_status(status: u16) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }
 
-/// The operation id of a routed request, from its method and route template.
+/// The operation of a routed request (the generated client's name, `create_order`), from its method
+/// and route template.
 pub(crate) fn operation_id(method: &Method, template: &str) -> Option<&'static str> {
     let relative = template.strip_prefix(super::API_PREFIX)?;
-    OPERATIONS
+    contract::OPERATIONS
         .iter()
-        .find(|(m, path, _)| m == method && *path == relative)
-        .map(|(_, _, id)| *id)
+        .find(|op| op.method.as_str() == method.as_str() && op.path == relative)
+        .map(|op| op.method_name)
 }
 
-/// Whether `id` is an operation of the Store API.
-pub(crate) fn is_operation(id: &str) -> bool {
-    OPERATIONS.iter().any(|(_, _, known)| *known == id)
+/// The operation's name as [`operation_id`] reports it, for either of the spec's forms
+/// (`createOrder` or `create_order`); `None` when the Store API has no such operation.
+pub(crate) fn canonical_operation(id: &str) -> Option<&'static str> {
+    contract::operation(id).map(|op| op.method_name)
 }
-
-// TODO(merge): the generated contract table replaces this list.
-const OPERATIONS: &[(Method, &str, &str)] = &[
-    (Method::GET, "/stores/{storeId}/status", "get_status"),
-    (
-        Method::GET,
-        "/stores/{storeId}/catalog-products",
-        "list_catalog_products",
-    ),
-    (
-        Method::GET,
-        "/stores/{storeId}/catalog-products/{catalogProductId}",
-        "get_catalog_product",
-    ),
-    (Method::GET, "/stores/{storeId}/products", "list_products"),
-    (
-        Method::GET,
-        "/stores/{storeId}/products/{productId}",
-        "get_product",
-    ),
-    (Method::GET, "/stores/{storeId}/artworks", "list_artworks"),
-    (Method::POST, "/stores/{storeId}/artworks", "create_artwork"),
-    (
-        Method::GET,
-        "/stores/{storeId}/artworks/{artworkId}",
-        "get_artwork",
-    ),
-    (Method::GET, "/stores/{storeId}/orders", "list_orders"),
-    (Method::POST, "/stores/{storeId}/orders", "create_order"),
-    (
-        Method::GET,
-        "/stores/{storeId}/orders/{orderId}",
-        "get_order",
-    ),
-];

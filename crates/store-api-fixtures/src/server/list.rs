@@ -8,22 +8,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use bytes::{BufMut, Bytes, BytesMut};
 use chrono::{DateTime, Utc};
+use store_api_raw::contract::{Bounds, ListRules, OutOfBounds};
 use store_api_raw::types::{self, SortDirection};
 
 use crate::error::ApiError;
 use crate::state::Record;
 
-/// Default page size.
-pub const DEFAULT_LIMIT: u64 = 50;
-/// Largest page size.
-pub const MAX_LIMIT: u64 = 100;
-
-/// Which filters and sorts an endpoint accepts (others are ignored, like unknown body fields).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ListSpec {
-    pub filters: &'static [&'static str],
-    pub sorts: &'static [&'static str],
-}
+/// Which filters and sorts an endpoint accepts (others are ignored, like unknown body fields), and its
+/// page bounds: the spec's rules of the operation, generated.
+pub(crate) type ListSpec = &'static ListRules;
 
 /// A parsed list query, with defaults applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,28 +41,25 @@ impl ListQuery {
     /// Parses the raw query string. Body and query are validated alike: every problem is reported in
     /// one message array.
     pub fn parse(raw: Option<&str>, spec: ListSpec) -> Result<ListQuery, ApiError> {
-        let mut page = 1;
-        let mut limit = DEFAULT_LIMIT;
+        let mut page = spec.page.default.unwrap_or(1);
+        let mut limit = spec.limit.default.unwrap_or(u64::MAX);
         let mut filters: Vec<(String, Vec<String>)> = Vec::new();
         let mut sorts: Vec<(String, SortDirection)> = Vec::new();
         let mut created_at = SortDirection::Desc;
         let mut problems = Vec::new();
         for (key, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
             match key.as_ref() {
-                "page" => match parse_positive("page", &value) {
+                "page" => match parse_bounded("page", &value, spec.page) {
                     Ok(n) => page = n,
                     Err(problem) => problems.push(problem),
                 },
-                "limit" => match parse_positive("limit", &value) {
-                    Ok(n) if n > MAX_LIMIT => {
-                        problems.push(format!("limit must not be greater than {MAX_LIMIT}"))
-                    }
+                "limit" => match parse_bounded("limit", &value, spec.limit) {
                     Ok(n) => limit = n,
                     Err(problem) => problems.push(problem),
                 },
                 other => {
                     if let Some(field) = bracketed(other, "filter") {
-                        if spec.filters.contains(&field) {
+                        if spec.filter(field).is_some() {
                             let values: Vec<String> = value
                                 .split(',')
                                 .filter(|v| !v.is_empty())
@@ -81,14 +71,14 @@ impl ListQuery {
                             }
                         }
                     } else if let Some(field) = bracketed(other, "sort")
-                        && spec.sorts.contains(&field)
+                        && let Some(sort) = spec.sort(field)
                     {
-                        let direction = match value.as_ref() {
-                            "asc" => SortDirection::Asc,
-                            "desc" => SortDirection::Desc,
+                        let direction = match value.parse::<SortDirection>() {
+                            Ok(direction) if sort.accepts(&value) => direction,
                             _ => {
+                                let allowed = sort.values.unwrap_or_default().join(", ");
                                 problems.push(format!(
-                                    "sort[{field}] must be one of the following values: asc, desc"
+                                    "sort[{field}] must be one of the following values: {allowed}"
                                 ));
                                 continue;
                             }
@@ -202,20 +192,22 @@ impl ListQuery {
     }
 }
 
-/// An integer of at least 1. The spec sets no maximum on `page`, so a number too large for u64 is
-/// still valid (and names a page past the end).
-fn parse_positive(name: &str, value: &str) -> Result<u64, String> {
+/// An integer within the spec's bounds. A number too large for u64 is read as u64::MAX: the spec sets
+/// no maximum on `page`, so it is still valid (and names a page past the end).
+fn parse_bounded(name: &str, value: &str, bounds: Bounds) -> Result<u64, String> {
     let value = value.trim();
     let digits = value.strip_prefix('+').unwrap_or(value);
+    let below = |min: u64| format!("{name} must not be less than {min}");
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return match digits.parse::<u64>() {
-            Ok(0) => Err(format!("{name} must not be less than 1")),
-            Ok(n) => Ok(n),
-            Err(_) => Ok(u64::MAX),
-        };
+        let n = digits.parse::<u64>().unwrap_or(u64::MAX);
+        return bounds.check(n).map_err(|out| match out {
+            OutOfBounds::BelowMinimum(min) => below(min),
+            OutOfBounds::AboveMaximum(max) => format!("{name} must not be greater than {max}"),
+        });
     }
-    match value.parse::<i128>() {
-        Ok(n) if n < 1 => Err(format!("{name} must not be less than 1")),
+    // A negative integer is below any minimum; anything else is not an integer.
+    match (value.parse::<i128>(), bounds.min) {
+        (Ok(n), Some(min)) if n < i128::from(min) => Err(below(min)),
         _ => Err(format!("{name} must be an integer number")),
     }
 }
@@ -231,10 +223,7 @@ fn bracketed<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
 mod tests {
     use super::*;
 
-    const ORDERS: ListSpec = ListSpec {
-        filters: &["status", "externalOrderId"],
-        sorts: &["updatedAt", "createdAt"],
-    };
+    const ORDERS: ListSpec = &store_api_raw::contract::LIST_ORDERS_QUERY;
 
     #[test]
     fn defaults_and_the_created_at_tiebreak() {

@@ -1,4 +1,4 @@
-//! The per-store rate limit: a burst of ten requests, then two per second (governor's GCRA).
+//! The per-store rate limit of the spec (`x-rate-limit`): a burst, then a steady refill (governor's GCRA).
 
 use std::num::NonZeroU32;
 
@@ -6,11 +6,12 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
+use store_api_raw::contract;
 
 /// Requests a store may make at once.
-pub const BURST: u32 = 10;
+pub const BURST: u32 = contract::RATE_LIMIT_BURST;
 /// Tokens added per second.
-pub const PER_SECOND: u32 = 2;
+pub const PER_SECOND: u32 = contract::RATE_LIMIT_PER_SECOND;
 
 /// What the limiter decided for one request, with the values of the rate-limit headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

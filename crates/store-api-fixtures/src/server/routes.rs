@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use store_api::validate::artwork_url::check_url;
-use store_api_raw::types;
+use store_api_raw::{contract, types};
 
 use super::auth::StoreId;
 use super::body;
@@ -45,27 +45,10 @@ pub(crate) async fn status(Extension(StoreId(store_id)): Extension<StoreId>) -> 
     )
 }
 
-const CATALOG: ListSpec = ListSpec {
-    filters: &["productType", "decorationMethod"],
-    sorts: &["name", "updatedAt", "createdAt"],
-};
-const PRODUCTS: ListSpec = ListSpec {
-    filters: &["status"],
-    sorts: &["name", "updatedAt", "createdAt"],
-};
-const ARTWORKS: ListSpec = ListSpec {
-    filters: &[],
-    sorts: &["name", "createdAt"],
-};
-const ORDERS: ListSpec = ListSpec {
-    filters: &[
-        "status",
-        "fulfillmentStatus",
-        "paymentStatus",
-        "externalOrderId",
-    ],
-    sorts: &["updatedAt", "createdAt"],
-};
+const CATALOG: ListSpec = &contract::LIST_CATALOG_PRODUCTS_QUERY;
+const PRODUCTS: ListSpec = &contract::LIST_PRODUCTS_QUERY;
+const ARTWORKS: ListSpec = &contract::LIST_ARTWORKS_QUERY;
+const ORDERS: ListSpec = &contract::LIST_ORDERS_QUERY;
 
 pub(crate) async fn list_catalog(
     State(shared): State<Arc<Shared>>,

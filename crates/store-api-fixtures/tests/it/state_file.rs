@@ -1,4 +1,5 @@
-//! `.state_file(path)`: the state is written on shutdown (atomically) and loaded on the next start.
+//! `.state_file(path)`: the state is written after changes and on shutdown (atomically) and loaded on
+//! the next start.
 
 use reqwest::Method;
 use serde_json::json;
@@ -22,7 +23,15 @@ async fn orders_artworks_and_keys_survive_a_restart() {
         .control(Method::POST, "/stores/store_beta/rotate-key", None)
         .await
         .str("/apiKey");
-    assert!(!path.exists(), "written on shutdown, not before");
+    // Written after the changes, without waiting for the shutdown (what a crash would otherwise lose).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&path).is_ok_and(|saved| saved.contains(&new_key)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never saved before shutdown"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     emu.shutdown().await;
 
     assert!(path.exists());
