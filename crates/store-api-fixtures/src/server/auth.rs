@@ -2,14 +2,16 @@
 //!
 //! Order matters: a request without a valid key gets 401, never 429 (the bucket is the store's, and an
 //! anonymous caller must not be able to drain it), and a limited request is refused before anything is
-//! processed. Allowed answers carry the X-RateLimit headers.
+//! processed. Every answer to an identified store carries the X-RateLimit headers: allowed ones, 429s,
+//! 401s for a known store (its bucket as it stands, no token spent), and 404s for unserved paths under
+//! it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, HeaderValue};
+use axum::extract::{OriginalUri, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -35,16 +37,19 @@ pub(crate) async fn guard(
     };
     let store_id = params.get("storeId").cloned().unwrap_or_default();
     if let Err(error) = authenticate(&shared, &store_id, request.headers()) {
-        return error.into_response();
+        let response = error.into_response();
+        // A known store's 401 reports its bucket, without spending a token of it.
+        return match (
+            &shared.limiter,
+            shared.lock().stores.contains_key(&store_id),
+        ) {
+            (Some(limiter), true) => with_headers(response, limiter.peek(&store_id)),
+            (None, true) => with_headers(response, UNLIMITED),
+            (_, false) => response,
+        };
     }
-    let decision = match &shared.limiter {
-        Some(limiter) => limiter.check(&store_id),
-        None => Decision::Allowed {
-            remaining: BURST,
-            reset_secs: 0,
-        },
-    };
-    let mut response = match decision {
+    let decision = take_token(&shared, &store_id);
+    let response = match decision {
         Decision::Allowed { .. } => {
             request.extensions_mut().insert(StoreId(store_id));
             next.run(request).await
@@ -53,6 +58,52 @@ pub(crate) async fn guard(
             retry_after_secs, ..
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
+    with_headers(response, decision)
+}
+
+/// A path under a store that the API does not serve: `Cannot <METHOD> <path>` like any unknown route,
+/// but when the key is the store's, the request counts against its bucket and the answer carries the
+/// rate-limit headers (a 429 when the bucket is empty), as every answer to an identified store does.
+pub(crate) async fn unserved(
+    State(shared): State<Arc<Shared>>,
+    params: Result<Path<HashMap<String, String>>, PathRejection>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let not_found = ApiError::NotFound(format!("Cannot {method} {}", uri.path()));
+    let store_id = params
+        .ok()
+        .and_then(|Path(params)| params.get("storeId").cloned())
+        .unwrap_or_default();
+    if authenticate(&shared, &store_id, &headers).is_err() {
+        return not_found.into_response();
+    }
+    let decision = take_token(&shared, &store_id);
+    let response = match decision {
+        Decision::Allowed { .. } => not_found.into_response(),
+        Decision::Limited {
+            retry_after_secs, ..
+        } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
+    };
+    with_headers(response, decision)
+}
+
+/// The headers' values when the emulator's rate limit is off: a full bucket, always.
+const UNLIMITED: Decision = Decision::Allowed {
+    remaining: BURST,
+    reset_secs: 0,
+};
+
+fn take_token(shared: &Shared, store_id: &str) -> Decision {
+    match &shared.limiter {
+        Some(limiter) => limiter.check(store_id),
+        None => UNLIMITED,
+    }
+}
+
+/// Adds `X-RateLimit-Limit`, `-Remaining` and `-Reset` for `decision`.
+fn with_headers(mut response: Response, decision: Decision) -> Response {
     let (remaining, reset) = match decision {
         Decision::Allowed {
             remaining,

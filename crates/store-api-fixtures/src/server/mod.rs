@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::http::{Method, Uri};
 use axum::middleware;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::{MethodFilter, MethodRouter, any, on};
 use store_api_raw::contract::{self, HttpMethod};
 
 use crate::Shared;
@@ -42,7 +42,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route_layer(middleware::from_fn_with_state(
             shared.clone(),
             faults::inject,
-        ));
+        ))
+        // Added after the layers: authenticated by hand, so a wrong key still gets the plain 404.
+        .route("/stores/{storeId}/{*rest}", any(auth::unserved))
+        .method_not_allowed_fallback(auth::unserved);
     Router::new()
         .nest(API_PREFIX, api)
         .nest(

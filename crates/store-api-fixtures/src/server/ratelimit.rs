@@ -1,6 +1,9 @@
 //! The per-store rate limit of the spec (`x-rate-limit`): a burst, then a steady refill (governor's GCRA).
 
+use std::collections::HashMap;
 use std::num::NonZeroU32;
+use std::sync::Mutex;
+use std::time::Instant;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
@@ -35,6 +38,8 @@ pub(crate) struct StoreLimiter {
         StateInformationMiddleware,
     >,
     clock: DefaultClock,
+    /// Each store's tokens after its last request, and when: what [`StoreLimiter::peek`] refills.
+    last_seen: Mutex<HashMap<String, (Instant, u32)>>,
 }
 
 impl StoreLimiter {
@@ -45,11 +50,45 @@ impl StoreLimiter {
         StoreLimiter {
             limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
             clock,
+            last_seen: Mutex::default(),
         }
+    }
+
+    /// The store's bucket without taking a token, for the headers of an answer that must not spend one
+    /// (a 401 for a known store: a caller without the key must not drain the bucket). governor has no
+    /// read-only check, so this refills the tokens seen after the store's last request by the time since.
+    pub fn peek(&self, store_id: &str) -> Decision {
+        let last = self.last_seen().get(store_id).copied();
+        let remaining = last.map_or(BURST, |(at, tokens)| {
+            let refilled = at.elapsed().as_secs_f64() * f64::from(PER_SECOND);
+            let refilled = u32::try_from(refilled as u64).unwrap_or(u32::MAX);
+            tokens.saturating_add(refilled).min(BURST)
+        });
+        Decision::Allowed {
+            remaining,
+            reset_secs: seconds_until_full(remaining),
+        }
+    }
+
+    fn last_seen(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, u32)>> {
+        self.last_seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Takes one token for `store_id`, or says how long to wait.
     pub fn check(&self, store_id: &str) -> Decision {
+        let decision = self.take(store_id);
+        let tokens = match decision {
+            Decision::Allowed { remaining, .. } => remaining,
+            Decision::Limited { .. } => 0,
+        };
+        self.last_seen()
+            .insert(store_id.to_owned(), (Instant::now(), tokens));
+        decision
+    }
+
+    fn take(&self, store_id: &str) -> Decision {
         match self.limiter.check_key(&store_id.to_owned()) {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
@@ -103,6 +142,30 @@ mod tests {
         assert!(matches!(
             limiter.check("store_b"),
             Decision::Allowed { remaining: 9, .. }
+        ));
+    }
+
+    #[test]
+    fn a_peek_takes_nothing() {
+        let limiter = StoreLimiter::new();
+        assert_eq!(
+            limiter.peek("store_a"),
+            Decision::Allowed {
+                remaining: BURST,
+                reset_secs: 0
+            }
+        );
+        limiter.check("store_a");
+        limiter.check("store_a");
+        for _ in 0..5 {
+            assert!(matches!(
+                limiter.peek("store_a"),
+                Decision::Allowed { remaining: 8, .. }
+            ));
+        }
+        assert!(matches!(
+            limiter.check("store_a"),
+            Decision::Allowed { remaining: 7, .. }
         ));
     }
 

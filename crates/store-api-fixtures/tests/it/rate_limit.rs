@@ -149,3 +149,68 @@ async fn stores_have_separate_buckets_and_tokens_come_back() {
         assert_limited(&next);
     }
 }
+
+#[tokio::test]
+async fn every_answer_to_an_identified_store_carries_the_headers() {
+    let (emu, api) = limited().await;
+    let started = Instant::now();
+    let has_headers = |answer: &Answer| {
+        [
+            "x-ratelimit-limit",
+            "x-ratelimit-remaining",
+            "x-ratelimit-reset",
+        ]
+        .iter()
+        .all(|name| answer.header(name).is_some())
+    };
+    // A wrong key for a known store: 401 with the bucket as it stands, and no token spent.
+    for _ in 0..3 {
+        let answer = api
+            .call(Method::GET, ALPHA, Some("csk_wrong"), "/status", None)
+            .await;
+        answer.error(401, Msg::Exact("Invalid API key"));
+        assert!(has_headers(&answer), "{:?}", answer.headers);
+        assert_eq!(header_number(&answer, "x-ratelimit-remaining"), 10);
+    }
+    // An unserved path under the store, with its key: 404 as before, counted, with the headers.
+    let unserved = api.get(ALPHA, "/widgets").await;
+    unserved.error(
+        404,
+        Msg::Exact("Cannot GET /store-api/2026-08/stores/store_alpha/widgets"),
+    );
+    assert!(has_headers(&unserved), "{:?}", unserved.headers);
+    let not_allowed = api
+        .call(Method::DELETE, ALPHA, Some(ALPHA_KEY), "/orders", None)
+        .await;
+    not_allowed.error(
+        404,
+        Msg::Exact("Cannot DELETE /store-api/2026-08/stores/store_alpha/orders"),
+    );
+    assert!(has_headers(&not_allowed), "{:?}", not_allowed.headers);
+    // A 400 of a served route.
+    let bad_query = api.get(ALPHA, "/orders?limit=1000").await;
+    assert_eq!(bad_query.status, 400);
+    assert!(has_headers(&bad_query), "{:?}", bad_query.headers);
+    if started.elapsed() < NO_REFILL {
+        assert_eq!(
+            header_number(&bad_query, "x-ratelimit-remaining"),
+            7,
+            "three spent"
+        );
+    }
+    // An inactive store with its key is known too.
+    emu.set_active(BETA, false).unwrap();
+    let inactive = api.get(BETA, "/status").await;
+    inactive.error(401, Msg::Exact("The store is not active"));
+    assert!(has_headers(&inactive), "{:?}", inactive.headers);
+
+    // Nothing identifies the store: no headers.
+    let unknown = api
+        .call(Method::GET, "store_nope", Some(ALPHA_KEY), "/status", None)
+        .await;
+    unknown.error(401, Msg::Exact("Invalid API key"));
+    assert!(unknown.header("x-ratelimit-limit").is_none());
+    let keyless = api.call(Method::GET, ALPHA, None, "/widgets", None).await;
+    keyless.error(404, Msg::AnyString);
+    assert!(keyless.header("x-ratelimit-limit").is_none());
+}
