@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod codegen;
+pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).
 pub fn workspace_root() -> std::path::PathBuf {

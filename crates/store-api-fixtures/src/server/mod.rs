@@ -7,7 +7,6 @@ mod control;
 pub(crate) mod list;
 pub(crate) mod ratelimit;
 mod routes;
-mod schema;
 
 use std::sync::Arc;
 

@@ -38,4 +38,6 @@ pub use fields::validate_fields;
 pub use merge::merge_duplicates;
 pub use order::validate_order;
 pub use placement::{Align, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError, PrintArea};
-pub use violation::{Violation, ViolationKind, service_message};
+pub use violation::{
+    Violation, ViolationKind, rule_kind, rule_message, rule_violation, service_message,
+};
