@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use serde_json::{Map, Value};
+
 /// Where a check is inside a request body: a chain of field names and array indexes on the stack. It
 /// becomes a dotted string ([`FieldPath::render`]) only when a rule fails, so checking a valid body
 /// allocates nothing.
@@ -144,6 +146,55 @@ pub trait BodyRules {
     fn check_json(value: &serde_json::Value) -> Vec<RuleFailure>;
 }
 
+/// Where a rule is checked: the value's path and the property of the spec that states the rule.
+#[derive(Clone, Copy, Debug)]
+pub struct Site<'a> {
+    /// The value's path.
+    pub path: &'a FieldPath<'a>,
+    /// The property stating the rules checked here.
+    pub property: Property,
+}
+
+impl<'a> Site<'a> {
+    /// The value at `path`, whose rules `schema`'s property `name` states.
+    pub fn new(path: &'a FieldPath<'a>, schema: &'static str, name: &'static str) -> Self {
+        Self {
+            path,
+            property: Property { schema, name },
+        }
+    }
+
+    fn fail(&self, out: &mut Vec<RuleFailure>, rule: Rule) {
+        out.push(RuleFailure {
+            path: self.path.render(),
+            property: self.property,
+            rule,
+        });
+    }
+}
+
+/// A `minimum` bound, with `exclusiveMinimum`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Minimum {
+    /// The bound.
+    pub min: f64,
+    /// Whether the bound itself is refused.
+    pub exclusive: bool,
+}
+
+/// What a string schema requires beyond its type.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StringRules {
+    /// `minLength`.
+    pub min_length: Option<u64>,
+    /// `maxLength`.
+    pub max_length: Option<u64>,
+    /// `format: date-time`.
+    pub date_time: bool,
+    /// A closed `enum`.
+    pub allowed: Option<&'static [&'static str]>,
+}
+
 /// Numbers of the typed request as `f64`, whatever Rust type the spec's bounds gave them.
 pub trait AsF64 {
     /// The value as `f64`.
@@ -174,34 +225,161 @@ impl AsF64 for std::num::NonZeroU64 {
     }
 }
 
-/// The number of characters of a string, as the spec's `minLength`/`maxLength` count them.
-pub fn char_count(text: &str) -> u64 {
-    text.chars().count() as u64
-}
+// ---- rules on values, shared by the JSON and the typed checks
 
-/// Whether a JSON number fails `minimum` (with `exclusive`, `exclusiveMinimum: true`).
-pub fn below_minimum(value: f64, min: f64, exclusive: bool) -> bool {
-    if exclusive { value <= min } else { value < min }
-}
-
-/// Whether `text` is an RFC 3339 timestamp, the spec's `format: date-time`.
-pub fn is_date_time(text: &str) -> bool {
-    chrono::DateTime::parse_from_rfc3339(text).is_ok()
-}
-
-/// Records a failure of `rule` at `path`, stated by `schema`'s property `name`.
-pub fn fail(
+/// `minLength`/`maxLength`, counted in characters.
+pub fn length(
+    text: &str,
+    site: Site<'_>,
+    min: Option<u64>,
+    max: Option<u64>,
     out: &mut Vec<RuleFailure>,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    name: &'static str,
-    rule: Rule,
 ) {
-    out.push(RuleFailure {
-        path: path.render(),
-        property: Property { schema, name },
-        rule,
+    let length = text.chars().count() as u64;
+    if let Some(min) = min
+        && length < min
+    {
+        site.fail(out, Rule::MinLength(min));
+    }
+    if let Some(max) = max
+        && length > max
+    {
+        site.fail(out, Rule::MaxLength(max));
+    }
+}
+
+/// `minimum` (+ `exclusiveMinimum`); NaN is never below it.
+pub fn minimum(value: f64, site: Site<'_>, bound: Option<Minimum>, out: &mut Vec<RuleFailure>) {
+    let Some(Minimum { min, exclusive }) = bound else {
+        return;
+    };
+    let below = if exclusive { value <= min } else { value < min };
+    if below {
+        site.fail(out, Rule::Minimum { min, exclusive });
+    }
+}
+
+/// `minItems`.
+pub fn min_items(len: usize, site: Site<'_>, min: Option<u64>, out: &mut Vec<RuleFailure>) {
+    if let Some(min) = min
+        && (len as u64) < min
+    {
+        site.fail(out, Rule::MinItems(min));
+    }
+}
+
+/// A typed `type: number`: finite (as every JSON number is), then its `minimum`.
+pub fn number(value: f64, site: Site<'_>, bound: Option<Minimum>, out: &mut Vec<RuleFailure>) {
+    if value.is_finite() {
+        minimum(value, site, bound, out);
+    } else {
+        site.fail(out, Rule::Finite);
+    }
+}
+
+// ---- JSON
+
+/// `type: object` and `required` (in the listed order, stated by `schema`); the fields when it is one.
+pub fn json_object<'v>(
+    value: &'v Value,
+    site: Site<'_>,
+    schema: &'static str,
+    required: &[&'static str],
+    out: &mut Vec<RuleFailure>,
+) -> Option<&'v Map<String, Value>> {
+    let Some(fields) = value.as_object() else {
+        site.fail(out, Rule::Type(JsonType::Object));
+        return None;
+    };
+    for name in required {
+        if !fields.contains_key(*name) {
+            Site::new(&site.path.field(name), schema, name).fail(out, Rule::Required);
+        }
+    }
+    Some(fields)
+}
+
+/// `type: array` and `minItems`; the items when it is one.
+pub fn json_array<'v>(
+    value: &'v Value,
+    site: Site<'_>,
+    min: Option<u64>,
+    out: &mut Vec<RuleFailure>,
+) -> Option<&'v [Value]> {
+    let Some(items) = value.as_array() else {
+        site.fail(out, Rule::Type(JsonType::Array));
+        return None;
+    };
+    min_items(items.len(), site, min, out);
+    Some(items)
+}
+
+/// `type: string` and its [`StringRules`].
+pub fn json_string(value: &Value, site: Site<'_>, rules: StringRules, out: &mut Vec<RuleFailure>) {
+    let Some(text) = value.as_str() else {
+        site.fail(out, Rule::Type(JsonType::String));
+        return;
+    };
+    length(text, site, rules.min_length, rules.max_length, out);
+    if rules.date_time && chrono::DateTime::parse_from_rfc3339(text).is_err() {
+        site.fail(out, Rule::DateTime);
+    }
+    if let Some(allowed) = rules.allowed
+        && !allowed.contains(&text)
+    {
+        site.fail(out, Rule::Enum(allowed));
+    }
+}
+
+/// `type: integer` or `type: number`, and `minimum`.
+pub fn json_number(
+    value: &Value,
+    site: Site<'_>,
+    integer: bool,
+    bound: Option<Minimum>,
+    out: &mut Vec<RuleFailure>,
+) {
+    let Some(n) = value.as_f64() else {
+        let kind = if integer {
+            JsonType::Integer
+        } else {
+            JsonType::Number
+        };
+        site.fail(out, Rule::Type(kind));
+        return;
+    };
+    if integer && !(value.is_i64() || value.is_u64()) {
+        site.fail(out, Rule::Type(JsonType::Integer));
+        return;
+    }
+    minimum(n, site, bound, out);
+}
+
+/// `type: boolean`.
+pub fn json_boolean(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    if !value.is_boolean() {
+        site.fail(out, Rule::Type(JsonType::Boolean));
+    }
+}
+
+/// A generated check of one `oneOf` alternative.
+pub type JsonCheck = fn(&Value, Site<'_>, &mut Vec<RuleFailure>);
+
+/// `oneOf`: the value must pass every rule of at least one alternative.
+pub fn json_one_of(
+    value: &Value,
+    site: Site<'_>,
+    options: &[JsonCheck],
+    out: &mut Vec<RuleFailure>,
+) {
+    let fits = options.iter().any(|option| {
+        let mut inner = Vec::new();
+        option(value, site, &mut inner);
+        inner.is_empty()
     });
+    if !fits {
+        site.fail(out, Rule::OneOf);
+    }
 }
 
 #[cfg(test)]
@@ -220,9 +398,24 @@ mod tests {
 
     #[test]
     fn minimum_is_inclusive_unless_exclusive() {
-        assert!(!below_minimum(0.0, 0.0, false));
-        assert!(below_minimum(0.0, 0.0, true));
-        assert!(below_minimum(-1.0, 0.0, false));
-        assert!(!below_minimum(f64::NAN, 0.0, true));
+        let root = FieldPath::Root;
+        let site = Site::new(&root, "S", "p");
+        let check = |value: f64, exclusive: bool| {
+            let mut out = Vec::new();
+            minimum(
+                value,
+                site,
+                Some(Minimum {
+                    min: 0.0,
+                    exclusive,
+                }),
+                &mut out,
+            );
+            out.len()
+        };
+        assert_eq!(check(0.0, false), 0);
+        assert_eq!(check(0.0, true), 1);
+        assert_eq!(check(-1.0, false), 1);
+        assert_eq!(check(f64::NAN, true), 0);
     }
 }

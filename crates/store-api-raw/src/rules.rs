@@ -7,10 +7,8 @@
 
 use serde_json::Value;
 
-use crate::rule::{
-    AsF64, BodyRules, FieldPath, JsonType, Rule, RuleFailure, below_minimum, char_count, fail,
-    is_date_time,
-};
+// Every rule is a call into `crate::rule`; which of its helpers a spec needs varies.
+use crate::rule::*;
 use crate::types;
 
 impl BodyRules for types::CreateArtworkRequest {
@@ -21,9 +19,7 @@ impl BodyRules for types::CreateArtworkRequest {
         let mut out = Vec::new();
         json_create_artwork_request(
             value,
-            &FieldPath::Root,
-            "CreateArtworkRequest",
-            "",
+            Site::new(&FieldPath::Root, "CreateArtworkRequest", ""),
             &mut out,
         );
         out
@@ -36,180 +32,85 @@ impl BodyRules for types::CreateOrderRequest {
     }
     fn check_json(value: &Value) -> Vec<RuleFailure> {
         let mut out = Vec::new();
-        json_create_order_request(value, &FieldPath::Root, "CreateOrderRequest", "", &mut out);
+        json_create_order_request(
+            value,
+            Site::new(&FieldPath::Root, "CreateOrderRequest", ""),
+            &mut out,
+        );
         out
     }
 }
 
-fn json_address_input(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("streetAddress") {
-                fail(
-                    out,
-                    &path.field("streetAddress"),
-                    "AddressInput",
-                    "streetAddress",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("cityOrTown") {
-                fail(
-                    out,
-                    &path.field("cityOrTown"),
-                    "AddressInput",
-                    "cityOrTown",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("stateOrProvince") {
-                fail(
-                    out,
-                    &path.field("stateOrProvince"),
-                    "AddressInput",
-                    "stateOrProvince",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("zipOrPostalCode") {
-                fail(
-                    out,
-                    &path.field("zipOrPostalCode"),
-                    "AddressInput",
-                    "zipOrPostalCode",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("country") {
-                fail(
-                    out,
-                    &path.field("country"),
-                    "AddressInput",
-                    "country",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("apartmentOrSuite") {
-                let path_2 = path.field("apartmentOrSuite");
-                if !child_2.is_string() {
-                    fail(
-                        out,
-                        &path_2,
-                        "AddressInput",
-                        "apartmentOrSuite",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_4) = fields_1.get("cityOrTown") {
-                let path_4 = path.field("cityOrTown");
-                match child_4.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_4,
-                            "AddressInput",
-                            "cityOrTown",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_5) => {
-                        let length_5 = char_count(text_5);
-                        if length_5 < 1 {
-                            fail(
-                                out,
-                                &path_4,
-                                "AddressInput",
-                                "cityOrTown",
-                                Rule::MinLength(1),
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_6) = fields_1.get("country") {
-                let path_6 = path.field("country");
-                match child_6.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_6,
-                            "AddressInput",
-                            "country",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_7) => {
-                        let length_7 = char_count(text_7);
-                        if length_7 < 2 {
-                            fail(out, &path_6, "AddressInput", "country", Rule::MinLength(2));
-                        }
-                        if length_7 > 2 {
-                            fail(out, &path_6, "AddressInput", "country", Rule::MaxLength(2));
-                        }
-                    }
-                }
-            }
-            if let Some(child_8) = fields_1.get("stateOrProvince") {
-                let path_8 = path.field("stateOrProvince");
-                if !child_8.is_string() {
-                    fail(
-                        out,
-                        &path_8,
-                        "AddressInput",
-                        "stateOrProvince",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_10) = fields_1.get("streetAddress") {
-                let path_10 = path.field("streetAddress");
-                match child_10.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_10,
-                            "AddressInput",
-                            "streetAddress",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_11) => {
-                        let length_11 = char_count(text_11);
-                        if length_11 < 1 {
-                            fail(
-                                out,
-                                &path_10,
-                                "AddressInput",
-                                "streetAddress",
-                                Rule::MinLength(1),
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_12) = fields_1.get("zipOrPostalCode") {
-                let path_12 = path.field("zipOrPostalCode");
-                if !child_12.is_string() {
-                    fail(
-                        out,
-                        &path_12,
-                        "AddressInput",
-                        "zipOrPostalCode",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-        }
+fn json_address_input(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(
+        value,
+        site,
+        "AddressInput",
+        &[
+            "streetAddress",
+            "cityOrTown",
+            "stateOrProvince",
+            "zipOrPostalCode",
+            "country",
+        ],
+        out,
+    ) else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("apartmentOrSuite") {
+        let path_2 = site.path.field("apartmentOrSuite");
+        let site_2 = Site::new(&path_2, "AddressInput", "apartmentOrSuite");
+        json_string(child_2, site_2, StringRules::default(), out);
+    }
+    if let Some(child_3) = fields_1.get("cityOrTown") {
+        let path_3 = site.path.field("cityOrTown");
+        let site_3 = Site::new(&path_3, "AddressInput", "cityOrTown");
+        json_string(
+            child_3,
+            site_3,
+            StringRules {
+                min_length: Some(1),
+                ..StringRules::default()
+            },
+            out,
+        );
+    }
+    if let Some(child_4) = fields_1.get("country") {
+        let path_4 = site.path.field("country");
+        let site_4 = Site::new(&path_4, "AddressInput", "country");
+        json_string(
+            child_4,
+            site_4,
+            StringRules {
+                min_length: Some(2),
+                max_length: Some(2),
+                ..StringRules::default()
+            },
+            out,
+        );
+    }
+    if let Some(child_5) = fields_1.get("stateOrProvince") {
+        let path_5 = site.path.field("stateOrProvince");
+        let site_5 = Site::new(&path_5, "AddressInput", "stateOrProvince");
+        json_string(child_5, site_5, StringRules::default(), out);
+    }
+    if let Some(child_6) = fields_1.get("streetAddress") {
+        let path_6 = site.path.field("streetAddress");
+        let site_6 = Site::new(&path_6, "AddressInput", "streetAddress");
+        json_string(
+            child_6,
+            site_6,
+            StringRules {
+                min_length: Some(1),
+                ..StringRules::default()
+            },
+            out,
+        );
+    }
+    if let Some(child_7) = fields_1.get("zipOrPostalCode") {
+        let path_7 = site.path.field("zipOrPostalCode");
+        let site_7 = Site::new(&path_7, "AddressInput", "zipOrPostalCode");
+        json_string(child_7, site_7, StringRules::default(), out);
     }
 }
 
@@ -221,78 +122,31 @@ fn typed_address_input(
     {
         let field_1 = &value.street_address;
         let path_1 = path.field("streetAddress");
-        let length_2 = char_count(field_1);
-        if length_2 < 1 {
-            fail(
-                out,
-                &path_1,
-                "AddressInput",
-                "streetAddress",
-                Rule::MinLength(1),
-            );
-        }
+        let site_1 = Site::new(&path_1, "AddressInput", "streetAddress");
+        length(field_1, site_1, Some(1), None, out);
     }
     {
-        let field_4 = &value.city_or_town;
-        let path_4 = path.field("cityOrTown");
-        let length_5 = char_count(field_4);
-        if length_5 < 1 {
-            fail(
-                out,
-                &path_4,
-                "AddressInput",
-                "cityOrTown",
-                Rule::MinLength(1),
-            );
-        }
+        let field_3 = &value.city_or_town;
+        let path_3 = path.field("cityOrTown");
+        let site_3 = Site::new(&path_3, "AddressInput", "cityOrTown");
+        length(field_3, site_3, Some(1), None, out);
     }
     {
-        let field_8 = &value.country;
-        let path_8 = path.field("country");
-        let length_9 = char_count(field_8);
-        if length_9 < 2 {
-            fail(out, &path_8, "AddressInput", "country", Rule::MinLength(2));
-        }
-        if length_9 > 2 {
-            fail(out, &path_8, "AddressInput", "country", Rule::MaxLength(2));
-        }
+        let field_6 = &value.country;
+        let path_6 = path.field("country");
+        let site_6 = Site::new(&path_6, "AddressInput", "country");
+        length(field_6, site_6, Some(2), Some(2), out);
     }
 }
 
-fn json_artwork_source(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("url") {
-                fail(
-                    out,
-                    &path.field("url"),
-                    "ArtworkSource",
-                    "url",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("url") {
-                let path_2 = path.field("url");
-                if !child_2.is_string() {
-                    fail(
-                        out,
-                        &path_2,
-                        "ArtworkSource",
-                        "url",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-        }
+fn json_artwork_source(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(value, site, "ArtworkSource", &["url"], out) else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("url") {
+        let path_2 = site.path.field("url");
+        let site_2 = Site::new(&path_2, "ArtworkSource", "url");
+        json_string(child_2, site_2, StringRules::default(), out);
     }
 }
 
@@ -303,76 +157,29 @@ fn typed_artwork_source(
 ) {
 }
 
-fn json_create_artwork_request(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("name") {
-                fail(
-                    out,
-                    &path.field("name"),
-                    "CreateArtworkRequest",
-                    "name",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("image") {
-                fail(
-                    out,
-                    &path.field("image"),
-                    "CreateArtworkRequest",
-                    "image",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("image") {
-                let path_2 = path.field("image");
-                json_artwork_source(child_2, &path_2, "CreateArtworkRequest", "image", out);
-            }
-            if let Some(child_3) = fields_1.get("name") {
-                let path_3 = path.field("name");
-                match child_3.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_3,
-                            "CreateArtworkRequest",
-                            "name",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_4) => {
-                        let length_4 = char_count(text_4);
-                        if length_4 < 1 {
-                            fail(
-                                out,
-                                &path_3,
-                                "CreateArtworkRequest",
-                                "name",
-                                Rule::MinLength(1),
-                            );
-                        }
-                        if length_4 > 255 {
-                            fail(
-                                out,
-                                &path_3,
-                                "CreateArtworkRequest",
-                                "name",
-                                Rule::MaxLength(255),
-                            );
-                        }
-                    }
-                }
-            }
-        }
+fn json_create_artwork_request(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(value, site, "CreateArtworkRequest", &["name", "image"], out)
+    else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("image") {
+        let path_2 = site.path.field("image");
+        let site_2 = Site::new(&path_2, "CreateArtworkRequest", "image");
+        json_artwork_source(child_2, site_2, out);
+    }
+    if let Some(child_3) = fields_1.get("name") {
+        let path_3 = site.path.field("name");
+        let site_3 = Site::new(&path_3, "CreateArtworkRequest", "name");
+        json_string(
+            child_3,
+            site_3,
+            StringRules {
+                min_length: Some(1),
+                max_length: Some(255),
+                ..StringRules::default()
+            },
+            out,
+        );
     }
 }
 
@@ -384,160 +191,71 @@ fn typed_create_artwork_request(
     {
         let field_1 = &value.name;
         let path_1 = path.field("name");
-        let length_2 = char_count(field_1);
-        if length_2 < 1 {
-            fail(
-                out,
-                &path_1,
-                "CreateArtworkRequest",
-                "name",
-                Rule::MinLength(1),
-            );
-        }
-        if length_2 > 255 {
-            fail(
-                out,
-                &path_1,
-                "CreateArtworkRequest",
-                "name",
-                Rule::MaxLength(255),
-            );
-        }
+        let site_1 = Site::new(&path_1, "CreateArtworkRequest", "name");
+        length(field_1, site_1, Some(1), Some(255), out);
     }
     {
-        let field_3 = &value.image;
-        let path_3 = path.field("image");
-        typed_artwork_source(field_3, &path_3, out);
+        let field_2 = &value.image;
+        let path_2 = path.field("image");
+        let site_2 = Site::new(&path_2, "CreateArtworkRequest", "image");
+        typed_artwork_source(field_2, site_2.path, out);
     }
 }
 
-fn json_create_order_request(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("lineItems") {
-                fail(
-                    out,
-                    &path.field("lineItems"),
-                    "CreateOrderRequest",
-                    "lineItems",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("shippingAddress") {
-                fail(
-                    out,
-                    &path.field("shippingAddress"),
-                    "CreateOrderRequest",
-                    "shippingAddress",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("externalOrderId") {
-                let path_2 = path.field("externalOrderId");
-                match child_2.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_2,
-                            "CreateOrderRequest",
-                            "externalOrderId",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_3) => {
-                        let length_3 = char_count(text_3);
-                        if length_3 < 1 {
-                            fail(
-                                out,
-                                &path_2,
-                                "CreateOrderRequest",
-                                "externalOrderId",
-                                Rule::MinLength(1),
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_4) = fields_1.get("lineItems") {
-                let path_4 = path.field("lineItems");
-                match child_4.as_array() {
-                    None => {
-                        fail(
-                            out,
-                            &path_4,
-                            "CreateOrderRequest",
-                            "lineItems",
-                            Rule::Type(JsonType::Array),
-                        );
-                    }
-                    Some(items_5) => {
-                        if (items_5.len() as u64) < 1 {
-                            fail(
-                                out,
-                                &path_4,
-                                "CreateOrderRequest",
-                                "lineItems",
-                                Rule::MinItems(1),
-                            );
-                        }
-                        for (index, item_6) in items_5.iter().enumerate() {
-                            let path_6 = path_4.index(index);
-                            json_line_item_input(
-                                item_6,
-                                &path_6,
-                                "CreateOrderRequest",
-                                "lineItems",
-                                out,
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_7) = fields_1.get("orderedAt") {
-                let path_7 = path.field("orderedAt");
-                match child_7.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_7,
-                            "CreateOrderRequest",
-                            "orderedAt",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_8) => {
-                        if !is_date_time(text_8) {
-                            fail(
-                                out,
-                                &path_7,
-                                "CreateOrderRequest",
-                                "orderedAt",
-                                Rule::DateTime,
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_9) = fields_1.get("shippingAddress") {
-                let path_9 = path.field("shippingAddress");
-                json_shipping_address_input(
-                    child_9,
-                    &path_9,
-                    "CreateOrderRequest",
-                    "shippingAddress",
-                    out,
-                );
+fn json_create_order_request(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(
+        value,
+        site,
+        "CreateOrderRequest",
+        &["lineItems", "shippingAddress"],
+        out,
+    ) else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("externalOrderId") {
+        let path_2 = site.path.field("externalOrderId");
+        let site_2 = Site::new(&path_2, "CreateOrderRequest", "externalOrderId");
+        json_string(
+            child_2,
+            site_2,
+            StringRules {
+                min_length: Some(1),
+                ..StringRules::default()
+            },
+            out,
+        );
+    }
+    if let Some(child_3) = fields_1.get("lineItems") {
+        let path_3 = site.path.field("lineItems");
+        let site_3 = Site::new(&path_3, "CreateOrderRequest", "lineItems");
+        if let Some(items_4) = json_array(child_3, site_3, Some(1), out) {
+            for (index, item_4) in items_4.iter().enumerate() {
+                let path_4 = site_3.path.index(index);
+                let site_4 = Site {
+                    path: &path_4,
+                    ..site_3
+                };
+                json_line_item_input(item_4, site_4, out);
             }
         }
+    }
+    if let Some(child_5) = fields_1.get("orderedAt") {
+        let path_5 = site.path.field("orderedAt");
+        let site_5 = Site::new(&path_5, "CreateOrderRequest", "orderedAt");
+        json_string(
+            child_5,
+            site_5,
+            StringRules {
+                date_time: true,
+                ..StringRules::default()
+            },
+            out,
+        );
+    }
+    if let Some(child_6) = fields_1.get("shippingAddress") {
+        let path_6 = site.path.field("shippingAddress");
+        let site_6 = Site::new(&path_6, "CreateOrderRequest", "shippingAddress");
+        json_shipping_address_input(child_6, site_6, out);
     }
 }
 
@@ -548,223 +266,108 @@ fn typed_create_order_request(
 ) {
     if let Some(field_1) = &value.external_order_id {
         let path_1 = path.field("externalOrderId");
-        let length_2 = char_count(field_1);
-        if length_2 < 1 {
-            fail(
-                out,
-                &path_1,
-                "CreateOrderRequest",
-                "externalOrderId",
-                Rule::MinLength(1),
-            );
+        let site_1 = Site::new(&path_1, "CreateOrderRequest", "externalOrderId");
+        length(field_1, site_1, Some(1), None, out);
+    }
+    {
+        let field_3 = &value.line_items;
+        let path_3 = path.field("lineItems");
+        let site_3 = Site::new(&path_3, "CreateOrderRequest", "lineItems");
+        min_items(field_3.len(), site_3, Some(1), out);
+        for (index, item_4) in field_3.iter().enumerate() {
+            let path_4 = site_3.path.index(index);
+            let site_4 = Site {
+                path: &path_4,
+                ..site_3
+            };
+            typed_line_item_input(item_4, site_4.path, out);
         }
     }
     {
-        let field_4 = &value.line_items;
-        let path_4 = path.field("lineItems");
-        if (field_4.len() as u64) < 1 {
-            fail(
-                out,
-                &path_4,
-                "CreateOrderRequest",
-                "lineItems",
-                Rule::MinItems(1),
-            );
-        }
-        for (index, item_5) in field_4.iter().enumerate() {
-            let path_5 = path_4.index(index);
-            typed_line_item_input(item_5, &path_5, out);
-        }
-    }
-    {
-        let field_6 = &value.shipping_address;
-        let path_6 = path.field("shippingAddress");
-        typed_shipping_address_input(field_6, &path_6, out);
+        let field_5 = &value.shipping_address;
+        let path_5 = path.field("shippingAddress");
+        let site_5 = Site::new(&path_5, "CreateOrderRequest", "shippingAddress");
+        typed_shipping_address_input(field_5, site_5.path, out);
     }
 }
 
-fn json_decoration(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("decorationLocation") {
-                fail(
-                    out,
-                    &path.field("decorationLocation"),
-                    "Decoration",
-                    "decorationLocation",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("decorationMethod") {
-                fail(
-                    out,
-                    &path.field("decorationMethod"),
-                    "Decoration",
-                    "decorationMethod",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("artworkId") {
-                fail(
-                    out,
-                    &path.field("artworkId"),
-                    "Decoration",
-                    "artworkId",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("physicalWidth") {
-                fail(
-                    out,
-                    &path.field("physicalWidth"),
-                    "Decoration",
-                    "physicalWidth",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("physicalHeight") {
-                fail(
-                    out,
-                    &path.field("physicalHeight"),
-                    "Decoration",
-                    "physicalHeight",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("artworkId") {
-                let path_2 = path.field("artworkId");
-                if !child_2.is_string() {
-                    fail(
-                        out,
-                        &path_2,
-                        "Decoration",
-                        "artworkId",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_4) = fields_1.get("decorationLocation") {
-                let path_4 = path.field("decorationLocation");
-                if !child_4.is_string() {
-                    fail(
-                        out,
-                        &path_4,
-                        "Decoration",
-                        "decorationLocation",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_6) = fields_1.get("decorationMethod") {
-                let path_6 = path.field("decorationMethod");
-                json_decoration_method(child_6, &path_6, "Decoration", "decorationMethod", out);
-            }
-            if let Some(child_7) = fields_1.get("horizontalOffsetFromCenter") {
-                let path_7 = path.field("horizontalOffsetFromCenter");
-                if !child_7.is_number() {
-                    fail(
-                        out,
-                        &path_7,
-                        "Decoration",
-                        "horizontalOffsetFromCenter",
-                        Rule::Type(JsonType::Number),
-                    );
-                }
-            }
-            if let Some(child_9) = fields_1.get("physicalHeight") {
-                let path_9 = path.field("physicalHeight");
-                match child_9.as_f64() {
-                    None => {
-                        fail(
-                            out,
-                            &path_9,
-                            "Decoration",
-                            "physicalHeight",
-                            Rule::Type(JsonType::Number),
-                        );
-                    }
-                    Some(n_10) => {
-                        if below_minimum(n_10, 0.0_f64, true) {
-                            fail(
-                                out,
-                                &path_9,
-                                "Decoration",
-                                "physicalHeight",
-                                Rule::Minimum {
-                                    min: 0.0_f64,
-                                    exclusive: true,
-                                },
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_11) = fields_1.get("physicalWidth") {
-                let path_11 = path.field("physicalWidth");
-                match child_11.as_f64() {
-                    None => {
-                        fail(
-                            out,
-                            &path_11,
-                            "Decoration",
-                            "physicalWidth",
-                            Rule::Type(JsonType::Number),
-                        );
-                    }
-                    Some(n_12) => {
-                        if below_minimum(n_12, 0.0_f64, true) {
-                            fail(
-                                out,
-                                &path_11,
-                                "Decoration",
-                                "physicalWidth",
-                                Rule::Minimum {
-                                    min: 0.0_f64,
-                                    exclusive: true,
-                                },
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_13) = fields_1.get("verticalOffsetFromTop") {
-                let path_13 = path.field("verticalOffsetFromTop");
-                match child_13.as_f64() {
-                    None => {
-                        fail(
-                            out,
-                            &path_13,
-                            "Decoration",
-                            "verticalOffsetFromTop",
-                            Rule::Type(JsonType::Number),
-                        );
-                    }
-                    Some(n_14) => {
-                        if below_minimum(n_14, 0.0_f64, false) {
-                            fail(
-                                out,
-                                &path_13,
-                                "Decoration",
-                                "verticalOffsetFromTop",
-                                Rule::Minimum {
-                                    min: 0.0_f64,
-                                    exclusive: false,
-                                },
-                            );
-                        }
-                    }
-                }
-            }
-        }
+fn json_decoration(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(
+        value,
+        site,
+        "Decoration",
+        &[
+            "decorationLocation",
+            "decorationMethod",
+            "artworkId",
+            "physicalWidth",
+            "physicalHeight",
+        ],
+        out,
+    ) else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("artworkId") {
+        let path_2 = site.path.field("artworkId");
+        let site_2 = Site::new(&path_2, "Decoration", "artworkId");
+        json_string(child_2, site_2, StringRules::default(), out);
+    }
+    if let Some(child_3) = fields_1.get("decorationLocation") {
+        let path_3 = site.path.field("decorationLocation");
+        let site_3 = Site::new(&path_3, "Decoration", "decorationLocation");
+        json_string(child_3, site_3, StringRules::default(), out);
+    }
+    if let Some(child_4) = fields_1.get("decorationMethod") {
+        let path_4 = site.path.field("decorationMethod");
+        let site_4 = Site::new(&path_4, "Decoration", "decorationMethod");
+        json_decoration_method(child_4, site_4, out);
+    }
+    if let Some(child_5) = fields_1.get("horizontalOffsetFromCenter") {
+        let path_5 = site.path.field("horizontalOffsetFromCenter");
+        let site_5 = Site::new(&path_5, "Decoration", "horizontalOffsetFromCenter");
+        json_number(child_5, site_5, false, None, out);
+    }
+    if let Some(child_6) = fields_1.get("physicalHeight") {
+        let path_6 = site.path.field("physicalHeight");
+        let site_6 = Site::new(&path_6, "Decoration", "physicalHeight");
+        json_number(
+            child_6,
+            site_6,
+            false,
+            Some(Minimum {
+                min: 0.0_f64,
+                exclusive: true,
+            }),
+            out,
+        );
+    }
+    if let Some(child_7) = fields_1.get("physicalWidth") {
+        let path_7 = site.path.field("physicalWidth");
+        let site_7 = Site::new(&path_7, "Decoration", "physicalWidth");
+        json_number(
+            child_7,
+            site_7,
+            false,
+            Some(Minimum {
+                min: 0.0_f64,
+                exclusive: true,
+            }),
+            out,
+        );
+    }
+    if let Some(child_8) = fields_1.get("verticalOffsetFromTop") {
+        let path_8 = site.path.field("verticalOffsetFromTop");
+        let site_8 = Site::new(&path_8, "Decoration", "verticalOffsetFromTop");
+        json_number(
+            child_8,
+            site_8,
+            false,
+            Some(Minimum {
+                min: 0.0_f64,
+                exclusive: false,
+            }),
+            out,
+        );
     }
 }
 
@@ -772,220 +375,108 @@ fn typed_decoration(value: &types::Decoration, path: &FieldPath<'_>, out: &mut V
     {
         let field_4 = &value.physical_width;
         let path_4 = path.field("physicalWidth");
-        let n_5 = AsF64::as_f64(field_4);
-        if !n_5.is_finite() {
-            fail(out, &path_4, "Decoration", "physicalWidth", Rule::Finite);
-        } else if below_minimum(n_5, 0.0_f64, true) {
-            fail(
-                out,
-                &path_4,
-                "Decoration",
-                "physicalWidth",
-                Rule::Minimum {
-                    min: 0.0_f64,
-                    exclusive: true,
-                },
-            );
-        }
+        let site_4 = Site::new(&path_4, "Decoration", "physicalWidth");
+        number(
+            AsF64::as_f64(field_4),
+            site_4,
+            Some(Minimum {
+                min: 0.0_f64,
+                exclusive: true,
+            }),
+            out,
+        );
     }
     {
-        let field_6 = &value.physical_height;
-        let path_6 = path.field("physicalHeight");
-        let n_7 = AsF64::as_f64(field_6);
-        if !n_7.is_finite() {
-            fail(out, &path_6, "Decoration", "physicalHeight", Rule::Finite);
-        } else if below_minimum(n_7, 0.0_f64, true) {
-            fail(
-                out,
-                &path_6,
-                "Decoration",
-                "physicalHeight",
-                Rule::Minimum {
-                    min: 0.0_f64,
-                    exclusive: true,
-                },
-            );
-        }
+        let field_5 = &value.physical_height;
+        let path_5 = path.field("physicalHeight");
+        let site_5 = Site::new(&path_5, "Decoration", "physicalHeight");
+        number(
+            AsF64::as_f64(field_5),
+            site_5,
+            Some(Minimum {
+                min: 0.0_f64,
+                exclusive: true,
+            }),
+            out,
+        );
     }
     {
-        let field_8 = &value.horizontal_offset_from_center;
-        let path_8 = path.field("horizontalOffsetFromCenter");
-        let n_9 = AsF64::as_f64(field_8);
-        if !n_9.is_finite() {
-            fail(
-                out,
-                &path_8,
-                "Decoration",
-                "horizontalOffsetFromCenter",
-                Rule::Finite,
-            );
-        }
+        let field_6 = &value.horizontal_offset_from_center;
+        let path_6 = path.field("horizontalOffsetFromCenter");
+        let site_6 = Site::new(&path_6, "Decoration", "horizontalOffsetFromCenter");
+        number(AsF64::as_f64(field_6), site_6, None, out);
     }
     {
-        let field_10 = &value.vertical_offset_from_top;
-        let path_10 = path.field("verticalOffsetFromTop");
-        let n_11 = AsF64::as_f64(field_10);
-        if !n_11.is_finite() {
-            fail(
-                out,
-                &path_10,
-                "Decoration",
-                "verticalOffsetFromTop",
-                Rule::Finite,
-            );
-        } else if below_minimum(n_11, 0.0_f64, false) {
-            fail(
-                out,
-                &path_10,
-                "Decoration",
-                "verticalOffsetFromTop",
-                Rule::Minimum {
-                    min: 0.0_f64,
-                    exclusive: false,
-                },
-            );
-        }
+        let field_7 = &value.vertical_offset_from_top;
+        let path_7 = path.field("verticalOffsetFromTop");
+        let site_7 = Site::new(&path_7, "Decoration", "verticalOffsetFromTop");
+        number(
+            AsF64::as_f64(field_7),
+            site_7,
+            Some(Minimum {
+                min: 0.0_f64,
+                exclusive: false,
+            }),
+            out,
+        );
     }
 }
 
-fn json_decoration_method(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    if !value.is_string() {
-        fail(out, path, schema, property, Rule::Type(JsonType::String));
-    }
+fn json_decoration_method(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    json_string(value, site, StringRules::default(), out);
 }
 
-fn json_line_item_input(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("quantity") {
-                fail(
-                    out,
-                    &path.field("quantity"),
-                    "LineItemInput",
-                    "quantity",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("catalogProductVariantId") {
-                let path_2 = path.field("catalogProductVariantId");
-                if !child_2.is_string() {
-                    fail(
-                        out,
-                        &path_2,
-                        "LineItemInput",
-                        "catalogProductVariantId",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_4) = fields_1.get("decorations") {
-                let path_4 = path.field("decorations");
-                match child_4.as_array() {
-                    None => {
-                        fail(
-                            out,
-                            &path_4,
-                            "LineItemInput",
-                            "decorations",
-                            Rule::Type(JsonType::Array),
-                        );
-                    }
-                    Some(items_5) => {
-                        for (index, item_6) in items_5.iter().enumerate() {
-                            let path_6 = path_4.index(index);
-                            json_decoration(item_6, &path_6, "LineItemInput", "decorations", out);
-                        }
-                    }
-                }
-            }
-            if let Some(child_7) = fields_1.get("isCustom") {
-                let path_7 = path.field("isCustom");
-                if !child_7.is_boolean() {
-                    fail(
-                        out,
-                        &path_7,
-                        "LineItemInput",
-                        "isCustom",
-                        Rule::Type(JsonType::Boolean),
-                    );
-                }
-            }
-            if let Some(child_8) = fields_1.get("productVariantId") {
-                let path_8 = path.field("productVariantId");
-                if !child_8.is_string() {
-                    fail(
-                        out,
-                        &path_8,
-                        "LineItemInput",
-                        "productVariantId",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_10) = fields_1.get("quantity") {
-                let path_10 = path.field("quantity");
-                match child_10.as_f64() {
-                    None => {
-                        fail(
-                            out,
-                            &path_10,
-                            "LineItemInput",
-                            "quantity",
-                            Rule::Type(JsonType::Integer),
-                        );
-                    }
-                    Some(n_11) => {
-                        if !(child_10.is_i64() || child_10.is_u64()) {
-                            fail(
-                                out,
-                                &path_10,
-                                "LineItemInput",
-                                "quantity",
-                                Rule::Type(JsonType::Integer),
-                            );
-                        } else if below_minimum(n_11, 1.0_f64, false) {
-                            fail(
-                                out,
-                                &path_10,
-                                "LineItemInput",
-                                "quantity",
-                                Rule::Minimum {
-                                    min: 1.0_f64,
-                                    exclusive: false,
-                                },
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_12) = fields_1.get("sku") {
-                let path_12 = path.field("sku");
-                if !child_12.is_string() {
-                    fail(
-                        out,
-                        &path_12,
-                        "LineItemInput",
-                        "sku",
-                        Rule::Type(JsonType::String),
-                    );
-                }
+fn json_line_item_input(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(value, site, "LineItemInput", &["quantity"], out) else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("catalogProductVariantId") {
+        let path_2 = site.path.field("catalogProductVariantId");
+        let site_2 = Site::new(&path_2, "LineItemInput", "catalogProductVariantId");
+        json_string(child_2, site_2, StringRules::default(), out);
+    }
+    if let Some(child_3) = fields_1.get("decorations") {
+        let path_3 = site.path.field("decorations");
+        let site_3 = Site::new(&path_3, "LineItemInput", "decorations");
+        if let Some(items_4) = json_array(child_3, site_3, None, out) {
+            for (index, item_4) in items_4.iter().enumerate() {
+                let path_4 = site_3.path.index(index);
+                let site_4 = Site {
+                    path: &path_4,
+                    ..site_3
+                };
+                json_decoration(item_4, site_4, out);
             }
         }
+    }
+    if let Some(child_5) = fields_1.get("isCustom") {
+        let path_5 = site.path.field("isCustom");
+        let site_5 = Site::new(&path_5, "LineItemInput", "isCustom");
+        json_boolean(child_5, site_5, out);
+    }
+    if let Some(child_6) = fields_1.get("productVariantId") {
+        let path_6 = site.path.field("productVariantId");
+        let site_6 = Site::new(&path_6, "LineItemInput", "productVariantId");
+        json_string(child_6, site_6, StringRules::default(), out);
+    }
+    if let Some(child_7) = fields_1.get("quantity") {
+        let path_7 = site.path.field("quantity");
+        let site_7 = Site::new(&path_7, "LineItemInput", "quantity");
+        json_number(
+            child_7,
+            site_7,
+            true,
+            Some(Minimum {
+                min: 1.0_f64,
+                exclusive: false,
+            }),
+            out,
+        );
+    }
+    if let Some(child_8) = fields_1.get("sku") {
+        let path_8 = site.path.field("sku");
+        let site_8 = Site::new(&path_8, "LineItemInput", "sku");
+        json_string(child_8, site_8, StringRules::default(), out);
     }
 }
 
@@ -997,136 +488,74 @@ fn typed_line_item_input(
     {
         let field_3 = &value.quantity;
         let path_3 = path.field("quantity");
-        let n_4 = AsF64::as_f64(field_3);
-        if below_minimum(n_4, 1.0_f64, false) {
-            fail(
-                out,
-                &path_3,
-                "LineItemInput",
-                "quantity",
-                Rule::Minimum {
-                    min: 1.0_f64,
-                    exclusive: false,
-                },
-            );
-        }
+        let site_3 = Site::new(&path_3, "LineItemInput", "quantity");
+        minimum(
+            AsF64::as_f64(field_3),
+            site_3,
+            Some(Minimum {
+                min: 1.0_f64,
+                exclusive: false,
+            }),
+            out,
+        );
     }
     {
-        let field_7 = &value.decorations;
-        let path_7 = path.field("decorations");
-        for (index, item_8) in field_7.iter().enumerate() {
-            let path_8 = path_7.index(index);
-            typed_decoration(item_8, &path_8, out);
+        let field_6 = &value.decorations;
+        let path_6 = path.field("decorations");
+        let site_6 = Site::new(&path_6, "LineItemInput", "decorations");
+        for (index, item_7) in field_6.iter().enumerate() {
+            let path_7 = site_6.path.index(index);
+            let site_7 = Site {
+                path: &path_7,
+                ..site_6
+            };
+            typed_decoration(item_7, site_7.path, out);
         }
     }
 }
 
-fn json_shipping_address_input(
-    value: &Value,
-    path: &FieldPath<'_>,
-    schema: &'static str,
-    property: &'static str,
-    out: &mut Vec<RuleFailure>,
-) {
-    match value.as_object() {
-        None => {
-            fail(out, path, schema, property, Rule::Type(JsonType::Object));
-        }
-        Some(fields_1) => {
-            if !fields_1.contains_key("firstName") {
-                fail(
-                    out,
-                    &path.field("firstName"),
-                    "ShippingAddressInput",
-                    "firstName",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("lastName") {
-                fail(
-                    out,
-                    &path.field("lastName"),
-                    "ShippingAddressInput",
-                    "lastName",
-                    Rule::Required,
-                );
-            }
-            if !fields_1.contains_key("address") {
-                fail(
-                    out,
-                    &path.field("address"),
-                    "ShippingAddressInput",
-                    "address",
-                    Rule::Required,
-                );
-            }
-            if let Some(child_2) = fields_1.get("address") {
-                let path_2 = path.field("address");
-                json_address_input(child_2, &path_2, "ShippingAddressInput", "address", out);
-            }
-            if let Some(child_3) = fields_1.get("email") {
-                let path_3 = path.field("email");
-                if !child_3.is_string() {
-                    fail(
-                        out,
-                        &path_3,
-                        "ShippingAddressInput",
-                        "email",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_5) = fields_1.get("firstName") {
-                let path_5 = path.field("firstName");
-                if !child_5.is_string() {
-                    fail(
-                        out,
-                        &path_5,
-                        "ShippingAddressInput",
-                        "firstName",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-            if let Some(child_7) = fields_1.get("lastName") {
-                let path_7 = path.field("lastName");
-                match child_7.as_str() {
-                    None => {
-                        fail(
-                            out,
-                            &path_7,
-                            "ShippingAddressInput",
-                            "lastName",
-                            Rule::Type(JsonType::String),
-                        );
-                    }
-                    Some(text_8) => {
-                        let length_8 = char_count(text_8);
-                        if length_8 < 1 {
-                            fail(
-                                out,
-                                &path_7,
-                                "ShippingAddressInput",
-                                "lastName",
-                                Rule::MinLength(1),
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(child_9) = fields_1.get("phone") {
-                let path_9 = path.field("phone");
-                if !child_9.is_string() {
-                    fail(
-                        out,
-                        &path_9,
-                        "ShippingAddressInput",
-                        "phone",
-                        Rule::Type(JsonType::String),
-                    );
-                }
-            }
-        }
+fn json_shipping_address_input(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
+    let Some(fields_1) = json_object(
+        value,
+        site,
+        "ShippingAddressInput",
+        &["firstName", "lastName", "address"],
+        out,
+    ) else {
+        return;
+    };
+    if let Some(child_2) = fields_1.get("address") {
+        let path_2 = site.path.field("address");
+        let site_2 = Site::new(&path_2, "ShippingAddressInput", "address");
+        json_address_input(child_2, site_2, out);
+    }
+    if let Some(child_3) = fields_1.get("email") {
+        let path_3 = site.path.field("email");
+        let site_3 = Site::new(&path_3, "ShippingAddressInput", "email");
+        json_string(child_3, site_3, StringRules::default(), out);
+    }
+    if let Some(child_4) = fields_1.get("firstName") {
+        let path_4 = site.path.field("firstName");
+        let site_4 = Site::new(&path_4, "ShippingAddressInput", "firstName");
+        json_string(child_4, site_4, StringRules::default(), out);
+    }
+    if let Some(child_5) = fields_1.get("lastName") {
+        let path_5 = site.path.field("lastName");
+        let site_5 = Site::new(&path_5, "ShippingAddressInput", "lastName");
+        json_string(
+            child_5,
+            site_5,
+            StringRules {
+                min_length: Some(1),
+                ..StringRules::default()
+            },
+            out,
+        );
+    }
+    if let Some(child_6) = fields_1.get("phone") {
+        let path_6 = site.path.field("phone");
+        let site_6 = Site::new(&path_6, "ShippingAddressInput", "phone");
+        json_string(child_6, site_6, StringRules::default(), out);
     }
 }
 
@@ -1138,20 +567,13 @@ fn typed_shipping_address_input(
     {
         let field_2 = &value.last_name;
         let path_2 = path.field("lastName");
-        let length_3 = char_count(field_2);
-        if length_3 < 1 {
-            fail(
-                out,
-                &path_2,
-                "ShippingAddressInput",
-                "lastName",
-                Rule::MinLength(1),
-            );
-        }
+        let site_2 = Site::new(&path_2, "ShippingAddressInput", "lastName");
+        length(field_2, site_2, Some(1), None, out);
     }
     {
-        let field_6 = &value.address;
-        let path_6 = path.field("address");
-        typed_address_input(field_6, &path_6, out);
+        let field_5 = &value.address;
+        let path_5 = path.field("address");
+        let site_5 = Site::new(&path_5, "ShippingAddressInput", "address");
+        typed_address_input(field_5, site_5.path, out);
     }
 }
