@@ -74,25 +74,40 @@ fn source(spec_text: &str) -> Result<String, CodegenError> {
     for root in &roots {
         generator.collect(root, &mut reachable)?;
     }
+    let mut functions = String::new();
+    let mut typed_rules: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for name in &reachable {
+        functions.push_str(&generator.json_fn(name)?);
+        if generator.schema(name)?.get("properties").is_some() {
+            let mut rules = Vec::new();
+            functions.push_str(&generator.typed_fn(name, &mut rules)?);
+            typed_rules.insert(name, rules);
+        }
+    }
     let mut code = String::from(HEADER);
     for root in &roots {
         let snake = snake_case(root);
+        let mut below = BTreeSet::new();
+        generator.collect(root, &mut below)?;
+        let rules: Vec<&str> = below
+            .iter()
+            .filter_map(|name| typed_rules.get(name.as_str()))
+            .flatten()
+            .map(String::as_str)
+            .collect();
         let _ = write!(
             code,
             "impl BodyRules for types::{root} {{\n\
+             const TYPED_RULES: &'static [(Property, Rule)] = &[{}];\n\
              fn check(&self, out: &mut Vec<RuleFailure>) {{ typed_{snake}(self, &FieldPath::Root, out); }}\n\
              fn check_json(value: &Value) -> Vec<RuleFailure> {{\n\
              let mut out = Vec::new();\n\
              json_{snake}(value, Site::new(&FieldPath::Root, \"{root}\", \"\"), &mut out);\n\
-             out\n}}\n}}\n\n"
+             out\n}}\n}}\n\n",
+            rules.join(", ")
         );
     }
-    for name in &reachable {
-        code.push_str(&generator.json_fn(name)?);
-        if generator.schema(name)?.get("properties").is_some() {
-            code.push_str(&generator.typed_fn(name)?);
-        }
-    }
+    code.push_str(&functions);
     Ok(code)
 }
 
@@ -273,6 +288,8 @@ impl<'a> Generator<'a> {
             component: name,
             counter: 0,
             extra: Vec::new(),
+            property: String::new(),
+            typed_rules: Vec::new(),
         };
         let body = emitter.json(self, self.schema(name)?, "value", "site")?;
         let mut code = format!(
@@ -287,7 +304,7 @@ impl<'a> Generator<'a> {
 
     /// `fn typed_<name>`: the checks over the generated Rust type of an object schema, in declaration
     /// order, of the rules the type does not enforce itself.
-    fn typed_fn(&self, name: &str) -> Result<String, CodegenError> {
+    fn typed_fn(&self, name: &str, rules: &mut Vec<String>) -> Result<String, CodegenError> {
         let schema = self.schema(name)?;
         let required: Vec<&str> = schema
             .get("required")
@@ -301,6 +318,8 @@ impl<'a> Generator<'a> {
             component: name,
             counter: 0,
             extra: Vec::new(),
+            property: String::new(),
+            typed_rules: Vec::new(),
         };
         let mut body = String::new();
         for property in self.declared.get(name).into_iter().flatten() {
@@ -309,6 +328,7 @@ impl<'a> Generator<'a> {
             };
             let n = emitter.next();
             let (field, site) = (format!("field_{n}"), format!("site_{n}"));
+            emitter.property = property.clone();
             let checks = emitter.typed(self, property_schema, &field, &site)?;
             if checks.is_empty() {
                 continue;
@@ -334,6 +354,7 @@ impl<'a> Generator<'a> {
                 emitter.site(&site, "path", property)
             );
         }
+        rules.append(&mut emitter.typed_rules);
         let (value, path, out) = if body.is_empty() {
             ("_value", "_path", "_out")
         } else {
@@ -355,9 +376,22 @@ struct Emitter<'n> {
     counter: usize,
     /// Functions for `oneOf` alternatives, written after the component's own.
     extra: Vec<String>,
+    /// The property whose typed checks are being written.
+    property: String,
+    /// `(Property, Rule)` of every typed check written.
+    typed_rules: Vec<String>,
 }
 
 impl Emitter<'_> {
+    /// Records that the typed checks can report `rule` for the current property.
+    fn typed_rule(&mut self, rule: String) {
+        self.typed_rules.push(format!(
+            "(Property {{ schema: {}, name: {} }}, {rule})",
+            literal(self.component),
+            literal(&self.property)
+        ));
+    }
+
     fn next(&mut self) -> usize {
         self.counter += 1;
         self.counter
@@ -566,6 +600,12 @@ impl Emitter<'_> {
                 if min.is_some() || max.is_some() {
                     let _ = writeln!(code, "length({value}, {site}, {min:?}, {max:?}, out);");
                 }
+                if let Some(min) = min {
+                    self.typed_rule(format!("Rule::MinLength({min})"));
+                }
+                if let Some(max) = max {
+                    self.typed_rule(format!("Rule::MaxLength({max})"));
+                }
             }
             Some("number") => {
                 let _ = writeln!(
@@ -573,6 +613,10 @@ impl Emitter<'_> {
                     "number(AsF64::as_f64({value}), {site}, {}, out);",
                     minimum(schema)?
                 );
+                self.typed_rule("Rule::Finite".to_owned());
+                if let Some(rule) = minimum_rule(schema)? {
+                    self.typed_rule(rule);
+                }
             }
             Some("integer") if schema.get("minimum").is_some() => {
                 let _ = writeln!(
@@ -580,6 +624,9 @@ impl Emitter<'_> {
                     "minimum(AsF64::as_f64({value}), {site}, {}, out);",
                     minimum(schema)?
                 );
+                if let Some(rule) = minimum_rule(schema)? {
+                    self.typed_rule(rule);
+                }
             }
             Some("array") => {
                 if let Some(min) = schema.get("minItems") {
@@ -588,6 +635,7 @@ impl Emitter<'_> {
                         "min_items({value}.len(), {site}, Some({}), out);",
                         count(min)?
                     );
+                    self.typed_rule(format!("Rule::MinItems({})", count(min)?));
                 }
                 if let Some(item_schema) = schema.get("items") {
                     let n = self.next();
@@ -624,14 +672,25 @@ fn item_site_binding(item_site: &str, site: &str) -> String {
 
 /// `Some(Minimum { .. })` or `None` for a schema's `minimum` and `exclusiveMinimum`.
 fn minimum(schema: &Value) -> Result<String, CodegenError> {
+    Ok(bound(schema)?.map_or_else(
+        || "None".to_owned(),
+        |(min, exclusive)| format!("Some(Minimum {{ min: {min}, exclusive: {exclusive} }})"),
+    ))
+}
+
+/// `Rule::Minimum { .. }` for a schema with `minimum`.
+fn minimum_rule(schema: &Value) -> Result<Option<String>, CodegenError> {
+    Ok(bound(schema)?
+        .map(|(min, exclusive)| format!("Rule::Minimum {{ min: {min}, exclusive: {exclusive} }}")))
+}
+
+/// A schema's `minimum` (as a Rust literal) and `exclusiveMinimum`.
+fn bound(schema: &Value) -> Result<Option<(String, bool)>, CodegenError> {
     let Some(min) = schema.get("minimum") else {
-        return Ok("None".to_owned());
+        return Ok(None);
     };
     let exclusive = schema.get("exclusiveMinimum").and_then(Value::as_bool) == Some(true);
-    Ok(format!(
-        "Some(Minimum {{ min: {}, exclusive: {exclusive} }})",
-        float(min)?
-    ))
+    Ok(Some((float(min)?, exclusive)))
 }
 
 #[cfg(test)]

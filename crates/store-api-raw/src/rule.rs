@@ -137,6 +137,10 @@ impl fmt::Display for RuleFailure {
 
 /// A request type with generated checks of its schema's rules, over its typed form and over JSON.
 pub trait BodyRules {
+    /// Every rule [`BodyRules::check`] can report, with the property stating it: what a caller that
+    /// words the typed failures must know how to word.
+    const TYPED_RULES: &'static [(Property, Rule)];
+
     /// Appends every rule of the schema that `self` breaks, in the schema's declaration order. Rules the
     /// Rust type already enforces (`required`, `type`, closed enums, formats) are not checked again.
     fn check(&self, out: &mut Vec<RuleFailure>);

@@ -12,6 +12,22 @@ use crate::rule::*;
 use crate::types;
 
 impl BodyRules for types::CreateArtworkRequest {
+    const TYPED_RULES: &'static [(Property, Rule)] = &[
+        (
+            Property {
+                schema: "CreateArtworkRequest",
+                name: "name",
+            },
+            Rule::MinLength(1),
+        ),
+        (
+            Property {
+                schema: "CreateArtworkRequest",
+                name: "name",
+            },
+            Rule::MaxLength(255),
+        ),
+    ];
     fn check(&self, out: &mut Vec<RuleFailure>) {
         typed_create_artwork_request(self, &FieldPath::Root, out);
     }
@@ -27,6 +43,125 @@ impl BodyRules for types::CreateArtworkRequest {
 }
 
 impl BodyRules for types::CreateOrderRequest {
+    const TYPED_RULES: &'static [(Property, Rule)] = &[
+        (
+            Property {
+                schema: "AddressInput",
+                name: "streetAddress",
+            },
+            Rule::MinLength(1),
+        ),
+        (
+            Property {
+                schema: "AddressInput",
+                name: "cityOrTown",
+            },
+            Rule::MinLength(1),
+        ),
+        (
+            Property {
+                schema: "AddressInput",
+                name: "country",
+            },
+            Rule::MinLength(2),
+        ),
+        (
+            Property {
+                schema: "AddressInput",
+                name: "country",
+            },
+            Rule::MaxLength(2),
+        ),
+        (
+            Property {
+                schema: "CreateOrderRequest",
+                name: "externalOrderId",
+            },
+            Rule::MinLength(1),
+        ),
+        (
+            Property {
+                schema: "CreateOrderRequest",
+                name: "lineItems",
+            },
+            Rule::MinItems(1),
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "physicalWidth",
+            },
+            Rule::Finite,
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "physicalWidth",
+            },
+            Rule::Minimum {
+                min: 0.0_f64,
+                exclusive: true,
+            },
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "physicalHeight",
+            },
+            Rule::Finite,
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "physicalHeight",
+            },
+            Rule::Minimum {
+                min: 0.0_f64,
+                exclusive: true,
+            },
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "horizontalOffsetFromCenter",
+            },
+            Rule::Finite,
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "verticalOffsetFromTop",
+            },
+            Rule::Finite,
+        ),
+        (
+            Property {
+                schema: "Decoration",
+                name: "verticalOffsetFromTop",
+            },
+            Rule::Minimum {
+                min: 0.0_f64,
+                exclusive: false,
+            },
+        ),
+        (
+            Property {
+                schema: "LineItemInput",
+                name: "quantity",
+            },
+            Rule::Minimum {
+                min: 1.0_f64,
+                exclusive: false,
+            },
+        ),
+        (
+            Property {
+                schema: "ShippingAddressInput",
+                name: "lastName",
+            },
+            Rule::MinLength(1),
+        ),
+    ];
     fn check(&self, out: &mut Vec<RuleFailure>) {
         typed_create_order_request(self, &FieldPath::Root, out);
     }

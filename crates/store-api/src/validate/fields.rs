@@ -26,8 +26,8 @@ use super::violation::rule_violation;
 pub fn validate_fields(order: &types::CreateOrderRequest) -> Vec<Violation> {
     let mut failures = Vec::new();
     order.check(&mut failures);
-    // Every rule the typed checks can report for this spec is worded as a kind (`rule_kind`); the
-    // emulator words any other from the JSON with `rule_message`.
+    // Every rule the typed checks can report is worded as a kind: a test holds `rule_kind` to
+    // `CreateOrderRequest::TYPED_RULES`, so a new bound in the spec fails the build's tests, not silently.
     let mut out: Vec<Violation> = failures.iter().filter_map(rule_violation).collect();
     check_shipping_address(&order.shipping_address, &mut out);
     out

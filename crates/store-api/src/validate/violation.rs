@@ -342,6 +342,64 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_the_typed_order_checks_can_report_is_worded_as_a_kind() {
+        use store_api_raw::rule::BodyRules;
+        for (property, rule) in types::CreateOrderRequest::TYPED_RULES {
+            let failure = RuleFailure {
+                path: "at".into(),
+                property: *property,
+                rule: *rule,
+            };
+            // A new bound in the spec needs a kind (and a message) before `validate_fields` can report it.
+            assert!(rule_kind(&failure).is_some(), "{failure:?}");
+        }
+    }
+
+    #[test]
+    fn schema_rules_read_as_the_service_words_them() {
+        let failure = |name: &'static str, rule: Rule| RuleFailure {
+            path: "a.b".into(),
+            property: Property {
+                schema: "AddressInput",
+                name,
+            },
+            rule,
+        };
+        for (failure, message) in [
+            (
+                failure("x", Rule::Required),
+                "a.b should not be null or undefined",
+            ),
+            (failure("x", Rule::MinLength(1)), "a.b should not be empty"),
+            (
+                failure("x", Rule::MinLength(3)),
+                "a.b must be longer than or equal to 3 characters",
+            ),
+            (
+                failure("country", Rule::MaxLength(2)),
+                "a.b must be an ISO 3166-1 alpha-2 country code",
+            ),
+            (
+                failure(
+                    "x",
+                    Rule::Minimum {
+                        min: 2.5,
+                        exclusive: true,
+                    },
+                ),
+                "a.b must be greater than 2.5",
+            ),
+            (
+                failure("x", Rule::Enum(&["a", "b"])),
+                "a.b must be one of the following values: a, b",
+            ),
+            (failure("x", Rule::Finite), "a.b must be a finite number"),
+        ] {
+            assert_eq!(rule_message(&failure), message);
+        }
+    }
+
+    #[test]
     fn only_the_external_order_id_conflict_is_a_409() {
         for kind in ViolationKind::ALL {
             let expected = if *kind == ViolationKind::DuplicateExternalOrderId {
