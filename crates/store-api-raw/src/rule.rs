@@ -1,6 +1,7 @@
-//! What the generated body checks ([`crate::rules`]) report: which rule of the spec failed, where, and
-//! its bound. Structured, never a message: `store_api::validate::rule_message` words a failure the way
-//! the service does, so the wording lives in one place and callers compare failures by value.
+//! What the generated body checks (`rules.rs`, implementing [`BodyRules`]) report: which rule of the
+//! spec failed, where, and its bound. Structured, never a message: `store_api::validate::rule_message`
+//! words a failure the way the service does, so the wording lives in one place and callers compare
+//! failures by value. The checks themselves are calls into the helpers here with the spec's bounds.
 
 use std::fmt;
 

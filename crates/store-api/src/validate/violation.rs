@@ -27,7 +27,7 @@ pub struct Violation {
 
 impl Violation {
     /// A violation of `kind` at `path`. The emulator uses this to report rules it checks itself (a
-    /// duplicate external order id, a field that failed to deserialize) with the same messages.
+    /// duplicate external order id, a missing field of a control body) with the same messages.
     pub fn new(kind: ViolationKind, path: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
             kind,
@@ -262,7 +262,7 @@ violation_kinds! {
     /// `lineItems must contain at least 1 elements`: no line items.
     EmptyLineItems => ("must contain at least 1 elements", true),
     /// `<path> must not be less than 1`: a quantity of 0 (unrepresentable in the typed request, whose
-    /// quantity is a `NonZeroU64`; the emulator reports it when decoding fails).
+    /// quantity is a `NonZeroU64`; the emulator reports it from the spec's `minimum`, see [`rule_kind`]).
     QuantityBelowOne => ("must not be less than 1", true),
     /// `<path> must be an ISO 3166-1 alpha-2 country code`: not an officially assigned code in upper case.
     InvalidCountry => ("must be an ISO 3166-1 alpha-2 country code", true),
