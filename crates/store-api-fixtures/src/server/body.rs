@@ -1,11 +1,12 @@
-//! Reading and decoding request bodies: a size limit, then JSON, then the generated wire type, with
-//! every failure a 4xx envelope whose message names the field path.
+//! Reading and decoding request bodies: a size limit, then JSON, then the spec's generated rules, then
+//! the generated wire type, with every failure a 4xx envelope whose message names the field path.
 
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
-use store_api::validate::{Violation, ViolationKind};
+use store_api::validate::{Violation, ViolationKind, rule_kind, rule_message};
+use store_api_raw::rule::BodyRules;
 
 use super::MAX_BODY_BYTES;
 use crate::error::ApiError;
@@ -37,29 +38,46 @@ pub(crate) async fn read(body: Body) -> Result<Bytes, ApiError> {
     Ok(buffer.freeze())
 }
 
-/// Decodes JSON into a generated wire type. Malformed JSON (or invalid UTF-8) is one message; a body of
-/// the wrong shape is a message array naming the field path, worded like the validator's messages.
+/// Decodes JSON into a wire type that has no schema in the spec (the emulator's control bodies).
+/// Malformed JSON (or invalid UTF-8) is one message; a body of the wrong shape is one message naming
+/// the field path.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    decode_with(bytes, None)
+    deserialize(object(bytes)?)
 }
 
-/// Decodes a Store API request body, first checking it against the spec's component schema `schema`, and
-/// reports every failing field in one message array: the schema's findings together with `field_rules`
-/// (the validator's context-free rules) whenever the body still decodes.
-pub(crate) fn decode_request<T: DeserializeOwned>(
+/// Decodes a Store API request body, first checking it against the spec's rules for its schema (the
+/// generated [`BodyRules`]), and reports every failing field in one message array: the schema's
+/// findings, then those of `field_rules` (the validator's context-free rules) that the schema's do not
+/// already name (same path, same kind), whenever the body still decodes.
+pub(crate) fn decode_request<T: DeserializeOwned + BodyRules>(
     bytes: &[u8],
-    schema: &str,
-    field_rules: impl Fn(&T) -> Vec<String>,
+    field_rules: impl Fn(&T) -> Vec<Violation>,
 ) -> Result<T, ApiError> {
-    decode_with(bytes, Some((schema, &field_rules)))
+    let value = object(bytes)?;
+    let failures = T::check_json(&value);
+    if failures.is_empty() {
+        // A body that passes the schema's rules decodes; should serde still refuse it, say so plainly.
+        return deserialize(value);
+    }
+    let mut found: Vec<(String, Option<ViolationKind>)> = failures
+        .iter()
+        .map(|failure| (failure.path.clone(), rule_kind(failure)))
+        .collect();
+    let mut problems: Vec<String> = failures.iter().map(rule_message).collect();
+    if let Ok(decoded) = serde_json::from_value::<T>(value) {
+        for extra in field_rules(&decoded) {
+            let key = (extra.path.clone(), Some(extra.kind));
+            if !found.contains(&key) {
+                problems.push(extra.message());
+                found.push(key);
+            }
+        }
+    }
+    Err(ApiError::Invalid(problems))
 }
 
-type FieldRules<'a, T> = &'a dyn Fn(&T) -> Vec<String>;
-
-fn decode_with<T: DeserializeOwned>(
-    bytes: &[u8],
-    schema: Option<(&str, FieldRules<'_, T>)>,
-) -> Result<T, ApiError> {
+/// Parses the body as a JSON object without `null`s.
+fn object(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
     if !value.is_object() {
@@ -78,24 +96,14 @@ fn decode_with<T: DeserializeOwned>(
                 .collect(),
         ));
     }
-    if let Some((schema, field_rules)) = schema {
-        let mut problems = super::schema::check(schema, &value);
-        if !problems.is_empty() {
-            if let Ok(decoded) = serde_json::from_value::<T>(value) {
-                for extra in field_rules(&decoded) {
-                    if !problems.contains(&extra) {
-                        problems.push(extra);
-                    }
-                }
-            }
-            return Err(ApiError::Invalid(problems));
-        }
-    }
-    // The schema check passed (or there is none): serde's first error, if any, is all there is to say.
+    Ok(value)
+}
+
+/// Decodes `value`, reporting serde's first error with its field path.
+fn deserialize<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = dotted(error.path());
-        let inner = error.into_inner().to_string();
-        ApiError::Invalid(vec![field_message(&path, &inner)])
+        ApiError::Invalid(vec![field_message(&path, &error.into_inner().to_string())])
     })
 }
 
@@ -144,52 +152,47 @@ fn dotted(path: &serde_path_to_error::Path) -> String {
     out
 }
 
-/// A serde error as a field message. The generated types enforce the spec's constraints while decoding
-/// (a missing required field, `quantity` of at least 1, non-empty strings), so those map onto the
-/// validator's own kinds and read exactly as its messages do.
+/// A serde error as a field message: `<path> <error>`. A missing field reads as the service's
+/// `should not be null or undefined`; the spec's bodies never get here with one (their generated
+/// `required` checks run first), the emulator's control bodies do.
 fn field_message(path: &str, error: &str) -> String {
-    let join = |field: &str| {
+    let at = |field: &str| {
         if path.is_empty() {
             field.to_owned()
         } else {
             format!("{path}.{field}")
         }
     };
-    let (kind, at) = if let Some(field) = error
+    match error
         .strip_prefix("missing field `")
-        .and_then(|r| r.split('`').next())
+        .and_then(|rest| rest.split('`').next())
     {
-        (Some(ViolationKind::MissingField), join(field))
-    } else if path.ends_with("quantity") && error.starts_with("invalid value: integer") {
-        // 0 or a negative number; a string or a fraction is a type error, reported as such.
-        (Some(ViolationKind::QuantityBelowOne), path.to_owned())
-    } else if path.ends_with("address.country")
-        && (error.contains("shorter than") || error.contains("longer than"))
-    {
-        // The type checks only the length of a country code; any wrong length is not a code at all.
-        (Some(ViolationKind::InvalidCountry), path.to_owned())
-    } else if error.contains("shorter than")
-        || error.contains("longer than 0")
-        || error.contains("at least 1")
-    {
-        (Some(ViolationKind::EmptyString), path.to_owned())
-    } else {
-        (None, path.to_owned())
-    };
-    match kind {
-        Some(kind) => Violation::new(kind, at, String::new()).message(),
-        None if at.is_empty() => error.to_owned(),
-        None => format!("{at} {error}"),
+        Some(field) => Violation::new(ViolationKind::MissingField, at(field), "").message(),
+        None if path.is_empty() => error.to_owned(),
+        None => format!("{path} {error}"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store_api_raw::types::CreateOrderRequest;
+    use serde_json::json;
+    use store_api_raw::types::{CreateArtworkRequest, CreateOrderRequest};
+
+    fn order_messages(body: &str) -> ApiError {
+        decode_request::<CreateOrderRequest>(body.as_bytes(), |_| Vec::new()).unwrap_err()
+    }
 
     fn messages(body: &str) -> ApiError {
         decode::<CreateOrderRequest>(body.as_bytes()).unwrap_err()
+    }
+
+    /// The spec's rules broken by `value`, in the service's words.
+    fn check(value: &serde_json::Value) -> Vec<String> {
+        CreateOrderRequest::check_json(value)
+            .iter()
+            .map(rule_message)
+            .collect()
     }
 
     #[test]
@@ -205,10 +208,6 @@ mod tests {
                 "lineItems.0.quantity must not be less than 1",
             ),
             (
-                format!(r#"{{"lineItems":[{{"quantity":"x"}}],{address}}}"#),
-                "lineItems.0.quantity invalid type",
-            ),
-            (
                 address.replace("\"B\"", "\"\"").replace(
                     "\"shippingAddress\"",
                     "{\"lineItems\":[{\"quantity\":1}],\"shippingAddress\"",
@@ -217,12 +216,21 @@ mod tests {
             ),
         ];
         for (body, expected) in cases {
-            match messages(&body) {
+            match order_messages(&body) {
                 ApiError::Invalid(list) => {
                     assert!(list[0].starts_with(expected), "{body}: {list:?}")
                 }
                 other => panic!("{body}: {other:?}"),
             }
+        }
+        // Without the spec's rules (a control body), serde's error is reported with its path.
+        let body = format!(r#"{{"lineItems":[{{"quantity":"x"}}],{address}}}"#);
+        match messages(&body) {
+            ApiError::Invalid(list) => assert!(
+                list[0].starts_with("lineItems.0.quantity invalid type"),
+                "{list:?}"
+            ),
+            other => panic!("{other:?}"),
         }
     }
 
@@ -241,5 +249,71 @@ mod tests {
             decode::<CreateOrderRequest>(b"\xff\xfe"),
             Err(ApiError::BadRequest(_))
         ));
+    }
+
+    #[test]
+    fn every_failing_field_is_reported_at_once() {
+        let order = json!({
+            "externalOrderId": "",
+            "orderedAt": "yesterday",
+            "lineItems": [
+                {"quantity": 0, "sku": 7},
+                {"isCustom": "yes", "quantity": 1.5, "decorations": [{"decorationLocation": "front", "physicalWidth": 0}]}
+            ],
+            "shippingAddress": {"lastName": "", "address": {"country": "USA"}}
+        });
+        let problems = check(&order);
+        for expected in [
+            "externalOrderId should not be empty",
+            "orderedAt must be a valid ISO 8601 date string",
+            "lineItems.0.quantity must not be less than 1",
+            "lineItems.0.sku must be a string",
+            "lineItems.1.isCustom must be a boolean value",
+            "lineItems.1.quantity must be an integer number",
+            "lineItems.1.decorations.0.decorationMethod should not be null or undefined",
+            "lineItems.1.decorations.0.physicalWidth must be a positive number",
+            "shippingAddress.firstName should not be null or undefined",
+            "shippingAddress.lastName should not be empty",
+            "shippingAddress.address.streetAddress should not be null or undefined",
+            "shippingAddress.address.country must be an ISO 3166-1 alpha-2 country code",
+        ] {
+            assert!(
+                problems.iter().any(|p| p == expected),
+                "missing {expected:?} in {problems:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_valid_body_and_unknown_fields_pass_and_growing_enums_are_open() {
+        let order = json!({
+            "lineItems": [{"isCustom": true, "catalogProductVariantId": "cv", "quantity": 1, "extra": [1],
+                "decorations": [{"decorationLocation": "front", "decorationMethod": "holographic_foil",
+                    "artworkId": "a", "physicalWidth": 1, "physicalHeight": 2}]}],
+            "shippingAddress": {"firstName": "", "lastName": "L", "address": {"streetAddress": "s",
+                "cityOrTown": "c", "stateOrProvince": "", "zipOrPostalCode": "", "country": "DE"}}
+        });
+        assert_eq!(check(&order), Vec::<String>::new());
+        assert!(
+            CreateArtworkRequest::check_json(&json!({"name": "n", "image": {"url": "u"}}))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_validators_findings_join_the_schemas_once() {
+        // A width of 0 still decodes: both the schema and the validator refuse it, and it is listed once.
+        let body = r#"{"lineItems":[{"quantity":1,"isCustom":true,"decorations":[{"decorationLocation":"front","decorationMethod":"embroidery","artworkId":"a","physicalWidth":0,"physicalHeight":1}]}],"shippingAddress":{"firstName":"A","lastName":"B","address":{"streetAddress":"1","cityOrTown":"X","stateOrProvince":"ZZ","zipOrPostalCode":"1","country":"US"}}}"#;
+        let error = decode_request::<CreateOrderRequest>(body.as_bytes(), |order| {
+            store_api::validate::validate_fields(order)
+        })
+        .unwrap_err();
+        assert_eq!(
+            error,
+            ApiError::Invalid(vec![
+                "lineItems.0.decorations.0.physicalWidth must be a positive number".into(),
+                "shippingAddress.address.stateOrProvince must be an existing US state".into(),
+            ])
+        );
     }
 }

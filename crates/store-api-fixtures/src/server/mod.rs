@@ -9,7 +9,6 @@ pub(crate) mod faults;
 pub(crate) mod list;
 pub(crate) mod ratelimit;
 mod routes;
-mod schema;
 
 use std::sync::Arc;
 

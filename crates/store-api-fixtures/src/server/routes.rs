@@ -126,8 +126,7 @@ pub(crate) async fn create_artwork(
     request_body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
-    let request: types::CreateArtworkRequest =
-        body::decode_request(&bytes, "CreateArtworkRequest", |_| Vec::new())?;
+    let request: types::CreateArtworkRequest = body::decode_request(&bytes, |_| Vec::new())?;
     let url =
         check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
     let image = shared
@@ -197,12 +196,7 @@ pub(crate) async fn create_order(
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
     let request: types::CreateOrderRequest =
-        body::decode_request(&bytes, "CreateOrderRequest", |order| {
-            store_api::validate::validate_fields(order)
-                .iter()
-                .map(|v| v.message())
-                .collect()
-        })?;
+        body::decode_request(&bytes, store_api::validate::validate_fields)?;
     let (order, event) = {
         let mut state = shared.lock();
         crate::orders::create(&mut state, &store_id, request)?

@@ -48,4 +48,6 @@ pub use order::validate_order;
 pub use placement::{Align, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError, PrintArea};
 pub use resolved::{ItemSource, ResolvedLineItem, ResolvedOrder};
 pub use snapshot::StoreSnapshot;
-pub use violation::{Violation, ViolationKind, service_message};
+pub use violation::{
+    Violation, ViolationKind, rule_kind, rule_message, rule_violation, service_message,
+};

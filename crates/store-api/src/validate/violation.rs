@@ -1,6 +1,8 @@
 //! What a failed check reports: the rule broken ([`ViolationKind`]), where ([`Violation::path`]) and the
-//! service's message for it.
+//! service's message for it; and the service's wording of a failed rule of the spec's request schemas
+//! ([`rule_message`]), the one place that wording lives.
 
+use store_api_raw::rule::{JsonType, Property, Rule, RuleFailure};
 use store_api_raw::types;
 
 /// One broken rule of a create-order request.
@@ -25,7 +27,7 @@ pub struct Violation {
 
 impl Violation {
     /// A violation of `kind` at `path`. The emulator uses this to report rules it checks itself (a
-    /// duplicate external order id, a field that failed to deserialize) with the same messages.
+    /// duplicate external order id, a missing field of a control body) with the same messages.
     pub fn new(kind: ViolationKind, path: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
             kind,
@@ -72,6 +74,92 @@ pub fn service_message(violations: &[Violation]) -> Option<types::ErrorMessage> 
     violations
         .first()
         .map(|violation| types::ErrorMessage::String(violation.message()))
+}
+
+/// The property whose wrong length the service reports as [`ViolationKind::InvalidCountry`]: a code of
+/// the wrong length is not a code at all.
+const COUNTRY: Property = Property {
+    schema: "AddressInput",
+    name: "country",
+};
+
+/// The validator's kind for a failed schema rule, when the service words the failure as one of the
+/// validator's own rules (`lastName should not be empty`, `lineItems.0.quantity must not be less than 1`).
+/// `None` for the rules it words generically ([`rule_message`]).
+pub fn rule_kind(failure: &RuleFailure) -> Option<ViolationKind> {
+    Some(match failure.rule {
+        Rule::Required => ViolationKind::MissingField,
+        Rule::MinLength(_) | Rule::MaxLength(_) if failure.property == COUNTRY => {
+            ViolationKind::InvalidCountry
+        }
+        Rule::MinLength(1) => ViolationKind::EmptyString,
+        Rule::MinItems(1) => ViolationKind::EmptyLineItems,
+        Rule::Minimum {
+            min: 1.0,
+            exclusive: false,
+        } => ViolationKind::QuantityBelowOne,
+        Rule::Minimum {
+            min: 0.0,
+            exclusive: false,
+        } => ViolationKind::NegativeOffset,
+        Rule::Minimum {
+            min: 0.0,
+            exclusive: true,
+        } => ViolationKind::NonPositiveSize,
+        Rule::Finite => ViolationKind::NotFiniteNumber,
+        _ => return None,
+    })
+}
+
+/// The violation for a failed schema rule, when the service words it as one of [`ViolationKind`]'s rules
+/// (see [`rule_kind`]).
+pub fn rule_violation(failure: &RuleFailure) -> Option<Violation> {
+    rule_kind(failure).map(|kind| Violation::new(kind, failure.path.clone(), ""))
+}
+
+/// The service's message for a failed rule of the spec's request schemas: `<path> <constraint>`, the
+/// validator's own message where the service words it as one of [`ViolationKind`]'s rules.
+pub fn rule_message(failure: &RuleFailure) -> String {
+    if let Some(kind) = rule_kind(failure) {
+        return say(&failure.path, kind.prefix());
+    }
+    let constraint = match failure.rule {
+        Rule::Type(JsonType::Object) => "must be an object".to_owned(),
+        Rule::Type(JsonType::Array) => "must be an array".to_owned(),
+        Rule::Type(JsonType::String) => "must be a string".to_owned(),
+        Rule::Type(JsonType::Integer) => "must be an integer number".to_owned(),
+        Rule::Type(JsonType::Number) => "must be a number".to_owned(),
+        Rule::Type(JsonType::Boolean) => "must be a boolean value".to_owned(),
+        Rule::MinItems(min) => format!("must contain at least {min} elements"),
+        Rule::MinLength(min) => format!("must be longer than or equal to {min} characters"),
+        Rule::MaxLength(max) => format!("must be shorter than or equal to {max} characters"),
+        Rule::Minimum {
+            min,
+            exclusive: true,
+        } => format!("must be greater than {min}"),
+        Rule::Minimum {
+            min,
+            exclusive: false,
+        } => format!("must not be less than {min}"),
+        Rule::Enum(allowed) => format!(
+            "must be one of the following values: {}",
+            allowed.join(", ")
+        ),
+        Rule::DateTime => "must be a valid ISO 8601 date string".to_owned(),
+        Rule::OneOf => "does not have an accepted shape".to_owned(),
+        Rule::Required => ViolationKind::MissingField.prefix().to_owned(),
+        Rule::Finite => ViolationKind::NotFiniteNumber.prefix().to_owned(),
+    };
+    say(&failure.path, &constraint)
+}
+
+/// `<path> <text>`, or the text alone for the body itself.
+fn say(path: &str, text: &str) -> String {
+    if path.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{path} {text}")
+    }
 }
 
 /// Declares [`ViolationKind`] with its prefix, its kind of failure and the list of all kinds from one table.
@@ -174,7 +262,7 @@ violation_kinds! {
     /// `lineItems must contain at least 1 elements`: no line items.
     EmptyLineItems => ("must contain at least 1 elements", true),
     /// `<path> must not be less than 1`: a quantity of 0 (unrepresentable in the typed request, whose
-    /// quantity is a `NonZeroU64`; the emulator reports it when decoding fails).
+    /// quantity is a `NonZeroU64`; the emulator reports it from the spec's `minimum`, see [`rule_kind`]).
     QuantityBelowOne => ("must not be less than 1", true),
     /// `<path> must be an ISO 3166-1 alpha-2 country code`: not an officially assigned code in upper case.
     InvalidCountry => ("must be an ISO 3166-1 alpha-2 country code", true),
@@ -250,6 +338,64 @@ mod tests {
                 );
                 assert_eq!(a.prefix() == b.prefix(), shared, "{a:?} {b:?}");
             }
+        }
+    }
+
+    #[test]
+    fn every_rule_the_typed_order_checks_can_report_is_worded_as_a_kind() {
+        use store_api_raw::rule::BodyRules;
+        for (property, rule) in types::CreateOrderRequest::TYPED_RULES {
+            let failure = RuleFailure {
+                path: "at".into(),
+                property: *property,
+                rule: *rule,
+            };
+            // A new bound in the spec needs a kind (and a message) before `validate_fields` can report it.
+            assert!(rule_kind(&failure).is_some(), "{failure:?}");
+        }
+    }
+
+    #[test]
+    fn schema_rules_read_as_the_service_words_them() {
+        let failure = |name: &'static str, rule: Rule| RuleFailure {
+            path: "a.b".into(),
+            property: Property {
+                schema: "AddressInput",
+                name,
+            },
+            rule,
+        };
+        for (failure, message) in [
+            (
+                failure("x", Rule::Required),
+                "a.b should not be null or undefined",
+            ),
+            (failure("x", Rule::MinLength(1)), "a.b should not be empty"),
+            (
+                failure("x", Rule::MinLength(3)),
+                "a.b must be longer than or equal to 3 characters",
+            ),
+            (
+                failure("country", Rule::MaxLength(2)),
+                "a.b must be an ISO 3166-1 alpha-2 country code",
+            ),
+            (
+                failure(
+                    "x",
+                    Rule::Minimum {
+                        min: 2.5,
+                        exclusive: true,
+                    },
+                ),
+                "a.b must be greater than 2.5",
+            ),
+            (
+                failure("x", Rule::Enum(&["a", "b"])),
+                "a.b must be one of the following values: a, b",
+            ),
+            (failure("x", Rule::Finite), "a.b must be a finite number"),
+        ] {
+            assert_eq!(rule_message(&failure), message);
         }
     }
 
