@@ -163,6 +163,12 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
             [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
         );
     }
+    // Money fields are `allOf: [$ref: Money]` in the spec, so they become decimals rounded to cents.
+    settings.with_replacement(
+        "Money",
+        "crate::money::Money",
+        [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
+    );
     // progenitor panics (rather than erroring) on some unsupported shapes; turn that into an error.
     let tokens = std::panic::catch_unwind(move || Generator::new(&settings).generate_tokens(&spec))
         .map_err(|_| CodegenError::Generate("the generator panicked".into()))?

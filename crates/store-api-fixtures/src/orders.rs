@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use store_api::validate::{self, OrderContext};
+use store_api_raw::money::Money;
 use store_api_raw::open::{FulfillmentStatus, OrderStatus, PaymentStatus, WebhookTopic};
 use store_api_raw::types;
 
@@ -102,7 +103,7 @@ pub(crate) fn create(
     let subtotal = line_items
         .iter()
         .filter_map(|li| li.total_cost)
-        .map(cents)
+        .map(Money::cents)
         .fold(0, i64::saturating_add);
     let shipping = shipping_cents(pricing, total_quantity);
     let created = now();
@@ -114,7 +115,7 @@ pub(crate) fn create(
         status: Some(OrderStatus::Pending),
         fulfillment_status: Some(FulfillmentStatus::Pending),
         payment_status: Some(PaymentStatus::Due),
-        is_test: Some(false),
+        is_test: false,
         total_quantity: Some(total_quantity),
         subtotal_cost: Some(dollars(subtotal)),
         shipping_cost: Some(dollars(shipping)),
@@ -194,7 +195,7 @@ fn build_line_items(
                 color: variant.color.clone(),
                 size: variant.size.clone(),
                 quantity: Some(quantity),
-                is_custom: Some(true),
+                is_custom: true,
                 unit_cost: Some(dollars(unit)),
                 total_cost: Some(dollars(unit.saturating_mul(quantity))),
                 images: blank
@@ -227,7 +228,7 @@ fn build_line_items(
                 .ok_or_else(|| {
                     ApiError::BadRequest("No product found in the store for a line item".into())
                 })?;
-            let unit = cents(variant.cost.unwrap_or(0.0));
+            let unit = variant.cost.map_or(0, Money::cents);
             types::OrderLineItem {
                 id: new_id("li"),
                 product_id: Some(product.id.clone()),
@@ -241,7 +242,7 @@ fn build_line_items(
                 color: variant.color.clone(),
                 size: variant.size.clone(),
                 quantity: Some(quantity),
-                is_custom: Some(false),
+                is_custom: false,
                 unit_cost: Some(dollars(unit)),
                 total_cost: Some(dollars(unit.saturating_mul(quantity))),
                 images: product
@@ -311,8 +312,8 @@ fn cents(dollars: f64) -> i64 {
     }
 }
 
-fn dollars(cents: i64) -> f64 {
-    cents as f64 / 100.0
+fn dollars(cents: i64) -> Money {
+    Money::from_cents(cents)
 }
 
 /// What the app can do to an order (control endpoint `app-action`).
@@ -500,7 +501,7 @@ mod tests {
     #[test]
     fn money_is_exact_in_cents() {
         assert_eq!(cents(0.1 + 0.2), 30);
-        assert_eq!(dollars(cents(8.25) + cents(3.25) * 2), 14.75);
+        assert_eq!(dollars(cents(8.25) + cents(3.25) * 2).to_f64(), 14.75);
         assert_eq!(cents(f64::NAN), 0);
     }
 }

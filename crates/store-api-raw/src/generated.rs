@@ -781,11 +781,8 @@ pub mod types {
         ///Id of the order.
         pub id: ::std::string::String,
         ///Whether this is a test order.
-        #[serde(
-            rename = "isTest",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub is_test: ::std::option::Option<bool>,
+        #[serde(rename = "isTest", default)]
+        pub is_test: bool,
         ///The order's line items.
         #[serde(
             rename = "lineItems",
@@ -817,7 +814,7 @@ pub mod types {
             rename = "shippingCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub shipping_cost: ::std::option::Option<f64>,
+        pub shipping_cost: ::std::option::Option<crate::money::Money>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<crate::open::OrderStatus>,
         ///Sum of the line item costs, US dollars.
@@ -825,13 +822,13 @@ pub mod types {
             rename = "subtotalCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub subtotal_cost: ::std::option::Option<f64>,
+        pub subtotal_cost: ::std::option::Option<crate::money::Money>,
         ///subtotalCost plus shippingCost, US dollars.
         #[serde(
             rename = "totalCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub total_cost: ::std::option::Option<f64>,
+        pub total_cost: ::std::option::Option<crate::money::Money>,
         ///Sum of the line item quantities.
         #[serde(
             rename = "totalQuantity",
@@ -877,11 +874,8 @@ pub mod types {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub images: ::std::vec::Vec<LineItemImage>,
         ///True for a custom line item.
-        #[serde(
-            rename = "isCustom",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub is_custom: ::std::option::Option<bool>,
+        #[serde(rename = "isCustom", default)]
+        pub is_custom: bool,
         ///Name of the item.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<::std::string::String>,
@@ -914,13 +908,13 @@ pub mod types {
             rename = "totalCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub total_cost: ::std::option::Option<f64>,
+        pub total_cost: ::std::option::Option<crate::money::Money>,
         ///What the provider bills for one unit, US dollars.
         #[serde(
             rename = "unitCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub unit_cost: ::std::option::Option<f64>,
+        pub unit_cost: ::std::option::Option<crate::money::Money>,
     }
     ///A page of orders.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -1074,10 +1068,10 @@ pub mod types {
             rename = "compareAtPrice",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub compare_at_price: ::std::option::Option<f64>,
+        pub compare_at_price: ::std::option::Option<crate::money::Money>,
         ///What the provider charges the merchant for one unit, US dollars.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub cost: ::std::option::Option<f64>,
+        pub cost: ::std::option::Option<crate::money::Money>,
         ///Id of the variant (the `productVariantId` of a standard line item).
         pub id: ::std::string::String,
         ///A discontinued (or out of stock) variant cannot be ordered.
@@ -1094,7 +1088,7 @@ pub mod types {
         pub position: ::std::option::Option<i64>,
         ///Merchant-set retail price, for display.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub price: ::std::option::Option<f64>,
+        pub price: ::std::option::Option<crate::money::Money>,
         ///Size.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub size: ::std::option::Option<::std::string::String>,

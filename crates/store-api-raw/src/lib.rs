@@ -9,6 +9,7 @@ mod generated;
 #[cfg(feature = "client")]
 pub mod hooks;
 mod key;
+pub mod money;
 pub mod open;
 #[cfg(feature = "client")]
 pub mod tls;
@@ -17,6 +18,7 @@ pub use generated::*;
 #[cfg(feature = "client")]
 pub use hooks::{Hooks, Transport};
 pub use key::ApiKey;
+pub use money::Money;
 
 /// The API version this crate was generated for; it is also the path segment after `/store-api/`.
 pub const API_VERSION: &str = "2026-08";

@@ -6,13 +6,16 @@ use std::time::Duration;
 
 use store_api_raw::{ApiKey, Hooks};
 
-use crate::cache::StoreCache;
+use crate::cache::TtlCell;
 use crate::error::{Error, Result};
 use crate::limiter::Limiter;
+use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
 use crate::transport::ClientTransport;
+// Through the crate root: the snapshot belongs to pre-flight validation, wherever its module keeps it.
+use crate::StoreSnapshot;
 
 /// The path after the host: every Store API 2026-08 route lives under it.
 pub const VERSION_PATH: &str = "/store-api/2026-08";
@@ -22,6 +25,16 @@ pub const VERSION_PATH: &str = "/store-api/2026-08";
 /// `Retry-After: 86400`) must not park every client of the store. See
 /// [`ClientBuilder::max_rate_limit_pause`].
 pub const DEFAULT_MAX_RATE_LIMIT_PAUSE: Duration = Duration::from_secs(10);
+
+/// Timeout of one attempt, and of making its connection, unless [`ClientBuilder::timeout`] sets another.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long pre-flight validation trusts its copy of the catalog and products unless
+/// [`ClientBuilder::cache_ttl`] sets another: 5 minutes.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
+
+/// The User-Agent header unless [`ClientBuilder::user_agent`] sets another.
+pub const DEFAULT_USER_AGENT: &str = concat!("store-api-rust/", env!("CARGO_PKG_VERSION"));
 
 /// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
 /// and the caches. `Send + Sync`. Its `Debug` never shows the key.
@@ -48,7 +61,7 @@ pub(crate) struct Inner {
     pub store_id: String,
     pub base_url: String,
     pub submit_policy: RetryPolicy,
-    pub cache: StoreCache,
+    pub cache: TtlCell<StoreSnapshot>,
     pub limiter: RateLimiter,
     pub transport: Arc<ClientTransport>,
     /// What the transport asks before each request: `limiter` unless the builder was given another.
@@ -110,22 +123,38 @@ impl Client {
 
     /// The blanks available to the store.
     pub fn catalog(&self) -> Catalog<'_> {
-        Catalog { client: self }
+        Catalog::new(self)
     }
 
     /// The store's products.
     pub fn products(&self) -> Products<'_> {
-        Products { client: self }
+        Products::new(self)
     }
 
     /// The store's artworks.
     pub fn artworks(&self) -> Artworks<'_> {
-        Artworks { client: self }
+        Artworks::new(self)
     }
 
     /// The store's orders, with exactly-once submission.
     pub fn orders(&self) -> Orders<'_> {
-        Orders { client: self }
+        Orders::new(self)
+    }
+
+    /// The catalog and products pre-flight validation uses, from the cache when fresh.
+    pub async fn store_snapshot(&self) -> Result<Arc<StoreSnapshot>> {
+        let fetch = async {
+            Ok(StoreSnapshot {
+                catalog: self.catalog().collect_all(&CatalogQuery::new()).await?,
+                products: self.products().collect_all(&ProductQuery::new()).await?,
+            })
+        };
+        self.inner.cache.get_or_fetch(fetch).await
+    }
+
+    /// Drops the cached catalog and products; the next validation fetches them again.
+    pub async fn clear_cache(&self) {
+        self.inner.cache.clear().await;
     }
 }
 
@@ -189,13 +218,13 @@ impl ClientBuilder {
         self
     }
 
-    /// Timeout of one attempt (default 30 s). Ignored with [`ClientBuilder::http_client`].
+    /// Timeout of one attempt (default [`DEFAULT_TIMEOUT`], 30 s). Ignored with [`ClientBuilder::http_client`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// User-Agent header (default `store-api-rust/<version>`). Ignored with [`ClientBuilder::http_client`].
+    /// User-Agent header (default [`DEFAULT_USER_AGENT`], `store-api-rust/<version>`). Ignored with [`ClientBuilder::http_client`].
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.user_agent = Some(agent.into());
         self
@@ -228,7 +257,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Retry policy of [`Orders::submit`] (default: 10 attempts within 5 minutes, 250 ms doubling to 10 s).
+    /// Retry policy of [`Orders::submit`] (default [`RetryPolicy::submit`]: 10 attempts within 5 minutes,
+    /// 250 ms doubling to 10 s).
     pub fn submit_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.submit_retry = Some(policy);
         self
@@ -242,7 +272,8 @@ impl ClientBuilder {
         self
     }
 
-    /// How long pre-flight validation trusts its copy of the catalog and products (default 5 minutes).
+    /// How long pre-flight validation trusts its copy of the catalog and products (default
+    /// [`DEFAULT_CACHE_TTL`], 5 minutes).
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = Some(ttl);
         self
@@ -290,13 +321,14 @@ impl ClientBuilder {
         let http = match self.http {
             Some(http) => http,
             None => {
-                let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+                let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
                 let builder = reqwest::Client::builder()
                     .timeout(timeout)
                     .connect_timeout(timeout)
-                    .user_agent(self.user_agent.unwrap_or_else(|| {
-                        format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
-                    }));
+                    .user_agent(
+                        self.user_agent
+                            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
+                    );
                 with_root_certificates(builder, &self.root_certificates)?
                     .build()
                     .map_err(|e| {
@@ -321,18 +353,14 @@ impl ClientBuilder {
             http,
             Hooks::new(api_key).with_transport(transport.clone()),
         );
-        let submit_policy = self.submit_retry.unwrap_or(RetryPolicy {
-            max_attempts: 10,
-            max_elapsed: Duration::from_secs(300),
-            ..RetryPolicy::default()
-        });
+        let submit_policy = self.submit_retry.unwrap_or_else(RetryPolicy::submit);
         Ok(Client {
             inner: Arc::new(Inner {
                 raw,
                 store_id,
                 base_url,
                 submit_policy,
-                cache: StoreCache::new(self.cache_ttl.unwrap_or(Duration::from_secs(300))),
+                cache: TtlCell::new(self.cache_ttl.unwrap_or(DEFAULT_CACHE_TTL)),
                 limiter,
                 transport,
                 shared_limiter,

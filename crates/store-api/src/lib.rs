@@ -17,7 +17,10 @@ mod transport;
 pub mod validate;
 
 pub use cache::StoreSnapshot;
-pub use client::{Client, ClientBuilder, DEFAULT_MAX_RATE_LIMIT_PAUSE, VERSION_PATH};
+pub use client::{
+    Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE, DEFAULT_TIMEOUT,
+    DEFAULT_USER_AGENT, VERSION_PATH,
+};
 pub use error::{Error, Result};
 pub use limiter::{Limiter, LimiterFuture};
 pub use pages::Page;
@@ -26,8 +29,8 @@ pub use query::{
     ProductSort,
 };
 pub use ratelimit::RateLimiter;
-pub use resources::{Artworks, Catalog, Orders, Products};
-pub use retry::RetryPolicy;
+pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
+pub use retry::{Jitter, RetryPolicy};
 pub use store_api_raw::ApiKey;
 pub use store_api_raw::tls::install_crypto_provider;
 pub use submit::{

@@ -1,7 +1,59 @@
 //! The retry decision: a pure function of what happened and which attempt it was, separate from the
-//! network loop, so it can be read and tested as a table.
+//! network loop, so it can be read and tested as a table. The backoff's randomness comes from the
+//! policy's [`Jitter`], so a test that injects a fixed one gets the same decision every time.
+//!
+//! Which failures are worth another attempt is decided here and only here ([`is_retryable`]);
+//! [`Error::is_retryable`](crate::Error::is_retryable) asks this module.
 
+use std::fmt;
 use std::time::Duration;
+
+/// Where the backoff's jitter comes from: a function returning a fraction in `[0, 1]` (values outside
+/// are clamped). [`Jitter::RANDOM`], the default, is uniform randomness; a test injects a fixed one.
+#[derive(Clone, Copy)]
+pub struct Jitter(fn() -> f64);
+
+impl Jitter {
+    /// Uniform random fractions (`rand::random`).
+    pub const RANDOM: Jitter = Jitter(rand::random::<f64>);
+
+    /// Fractions from `source`, for example `|| 0.5` in a test.
+    pub const fn from_fn(source: fn() -> f64) -> Jitter {
+        Jitter(source)
+    }
+
+    /// One fraction in `[0, 1]` (NaN counts as 0).
+    pub fn fraction(&self) -> f64 {
+        let fraction = (self.0)();
+        if fraction.is_nan() {
+            0.0
+        } else {
+            fraction.clamp(0.0, 1.0)
+        }
+    }
+}
+
+impl Default for Jitter {
+    fn default() -> Self {
+        Jitter::RANDOM
+    }
+}
+
+impl PartialEq for Jitter {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl fmt::Debug for Jitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Jitter::RANDOM {
+            f.write_str("Jitter::RANDOM")
+        } else {
+            f.write_str("Jitter(fn)")
+        }
+    }
+}
 
 /// How often and how long to retry.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,6 +67,8 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Largest backoff step (default 10 s).
     pub max_delay: Duration,
+    /// Source of the backoff's jitter (default [`Jitter::RANDOM`]).
+    pub jitter: Jitter,
 }
 
 impl Default for RetryPolicy {
@@ -24,6 +78,7 @@ impl Default for RetryPolicy {
             max_elapsed: Duration::from_secs(60),
             base_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(10),
+            jitter: Jitter::RANDOM,
         }
     }
 }
@@ -35,6 +90,22 @@ impl RetryPolicy {
             max_attempts: 1,
             ..RetryPolicy::default()
         }
+    }
+
+    /// The default policy of [`Orders::submit`](crate::Orders::submit): 10 attempts within 5 minutes,
+    /// 250 ms doubling to 10 s. An order is worth more patience than a read.
+    pub fn submit() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 10,
+            max_elapsed: Duration::from_secs(300),
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// Sets the source of the backoff's jitter.
+    pub fn with_jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
     }
 
     /// Sets the number of attempts (at least 1).
@@ -55,14 +126,15 @@ impl RetryPolicy {
         self
     }
 
-    /// Full jitter: a random wait between zero and `min(max_delay, base × 2^(attempt − 1))`.
+    /// Full jitter: a wait between zero and `min(max_delay, base × 2^(attempt − 1))`, the policy's
+    /// [`Jitter`] choosing where.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let exponent = attempt.saturating_sub(1).min(16);
         let ceiling = self
             .base_delay
             .saturating_mul(1 << exponent)
             .min(self.max_delay);
-        ceiling.mul_f64(rand::random::<f64>())
+        ceiling.mul_f64(self.jitter.fraction())
     }
 }
 
@@ -86,14 +158,27 @@ pub enum Decision {
     Stop,
 }
 
+/// Whether `outcome` is worth another attempt at all, limits aside: the one retry rule.
+/// `replayable` says whether sending the request twice is harmless.
+///
+/// - 2xx and 4xx other than 429: no (an unchanged retry fails again; 401 is never retried).
+/// - 429: yes, for any request (the seed says nothing was processed).
+/// - no connection made: yes, for any request (nothing was sent).
+/// - 5xx, timeout, reset: only for replayable requests.
+pub fn is_retryable(outcome: Outcome, replayable: bool) -> bool {
+    match outcome {
+        Outcome::Status(429, _) | Outcome::ConnectFailed => true,
+        Outcome::Status(status, _) => status >= 500 && replayable,
+        Outcome::NoAnswer => replayable,
+    }
+}
+
 /// Decides whether attempt `attempt` (1-based) is followed by another. `replayable` says whether sending
 /// the request twice is harmless (GETs; not a create without an idempotency key).
 ///
-/// - 2xx and 4xx other than 429: stop (an unchanged retry fails again; 401 is never retried).
-/// - 429: retry any request after Retry-After (the seed says nothing was processed), unless Retry-After
-///   is longer than what is left of `max_elapsed`: then stop at once rather than wait in vain.
-/// - no connection made: retry any request (nothing was sent).
-/// - 5xx, timeout, reset: retry only replayable requests.
+/// Retries what [`is_retryable`] allows, while attempts and time are left. A 429 waits for its
+/// Retry-After (at least the backoff), unless Retry-After is longer than what is left of `max_elapsed`:
+/// then it stops at once rather than wait in vain. Deterministic for a given policy [`Jitter`].
 pub fn decide(
     policy: &RetryPolicy,
     replayable: bool,
@@ -101,7 +186,10 @@ pub fn decide(
     attempt: u32,
     elapsed: Duration,
 ) -> Decision {
-    if attempt >= policy.max_attempts || elapsed >= policy.max_elapsed {
+    if attempt >= policy.max_attempts
+        || elapsed >= policy.max_elapsed
+        || !is_retryable(outcome, replayable)
+    {
         return Decision::Stop;
     }
     match outcome {
@@ -111,13 +199,7 @@ pub fn decide(
         Outcome::Status(429, retry_after) => {
             Decision::RetryAfter(retry_after.unwrap_or_default().max(policy.backoff(attempt)))
         }
-        Outcome::Status(status, _) if status >= 500 && replayable => {
-            Decision::RetryAfter(policy.backoff(attempt))
-        }
-        Outcome::Status(..) => Decision::Stop,
-        Outcome::ConnectFailed => Decision::RetryAfter(policy.backoff(attempt)),
-        Outcome::NoAnswer if replayable => Decision::RetryAfter(policy.backoff(attempt)),
-        Outcome::NoAnswer => Decision::Stop,
+        _ => Decision::RetryAfter(policy.backoff(attempt)),
     }
 }
 
@@ -192,6 +274,22 @@ mod tests {
             decide(&policy, true, outcome, 1, Duration::from_secs(10)),
             Decision::RetryAfter(_)
         ));
+    }
+
+    #[test]
+    fn the_decision_is_deterministic_with_an_injected_jitter() {
+        let half = RetryPolicy::default().with_jitter(Jitter::from_fn(|| 0.5));
+        for _ in 0..3 {
+            assert_eq!(
+                decide(&half, true, Outcome::NoAnswer, 3, Duration::ZERO),
+                Decision::RetryAfter(Duration::from_millis(500))
+            );
+        }
+        let out_of_range = RetryPolicy::default().with_jitter(Jitter::from_fn(|| 7.0));
+        assert_eq!(out_of_range.backoff(1), Duration::from_millis(250));
+        let nan = RetryPolicy::default().with_jitter(Jitter::from_fn(|| f64::NAN));
+        assert_eq!(nan.backoff(1), Duration::ZERO);
+        assert_eq!(RetryPolicy::default().jitter, Jitter::RANDOM);
     }
 
     #[test]

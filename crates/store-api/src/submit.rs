@@ -280,7 +280,7 @@ impl Orders<'_> {
             .raw
             .create_order(&inner.store_id, order)
             .await
-            .map(|r| Order::from(r.into_inner()))
+            .map(|r| r.into_inner())
             .map_err(|e| Error::from_raw(e, true))
     }
 
@@ -345,8 +345,8 @@ impl Orders<'_> {
         let body = response.bytes().await;
         Ok(match status {
             200..=299 => match body {
-                Ok(bytes) => match serde_json::from_slice::<types::Order>(&bytes) {
-                    Ok(created) => Answer::Created(Box::new(Order::from(created))),
+                Ok(bytes) => match serde_json::from_slice::<Order>(&bytes) {
+                    Ok(created) => Answer::Created(Box::new(created)),
                     Err(e) => Answer::CreatedUnreadable(Error::Decode(format!(
                         "the {status} answer to the order could not be decoded: {e}"
                     ))),
