@@ -112,27 +112,18 @@ mod tests {
         let cell = TtlCell::new(Duration::from_secs(60));
         let failed: Result<_, &str> = cell.get_or_fetch(async { Err("down") }).await;
         assert!(failed.is_err());
-        let first = cell.get_or_fetch(async { Ok::<_, &str>(1) }).await;
-        assert_eq!(first.as_deref(), Ok(&1));
-        let kept = cell.get_or_fetch(async { Ok::<_, &str>(2) }).await;
-        assert_eq!(kept.as_deref(), Ok(&1));
-        cell.clear().await;
-        let again = cell.get_or_fetch(async { Ok::<_, &str>(3) }).await;
-        assert_eq!(again.as_deref(), Ok(&3));
+        // (fetched value, value the cell gives, whether the cell is cleared first)
+        for (fetched, given, clear) in [(1, 1, false), (2, 1, false), (3, 3, true)] {
+            if clear {
+                cell.clear().await;
+            }
+            let value = cell.get_or_fetch(async { Ok::<_, &str>(fetched) }).await;
+            assert_eq!(value.as_deref(), Ok(&given));
+        }
         let expired = TtlCell::new(Duration::ZERO);
-        assert_eq!(
-            expired
-                .get_or_fetch(async { Ok::<_, &str>(4) })
-                .await
-                .as_deref(),
-            Ok(&4)
-        );
-        assert_eq!(
-            expired
-                .get_or_fetch(async { Ok::<_, &str>(5) })
-                .await
-                .as_deref(),
-            Ok(&5)
-        );
+        for fetched in [4, 5] {
+            let value = expired.get_or_fetch(async { Ok::<_, &str>(fetched) }).await;
+            assert_eq!(value.as_deref(), Ok(&fetched));
+        }
     }
 }

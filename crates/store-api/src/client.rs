@@ -1,4 +1,5 @@
-//! The client and its builder.
+//! The client's methods and its builder (the [`Client`] handle itself is in `handle`, below the
+//! modules that make calls, so that they and this module, which hands them out, do not import each other).
 
 use std::fmt;
 use std::sync::Arc;
@@ -6,16 +7,16 @@ use std::time::Duration;
 
 use store_api_raw::{ApiKey, Hooks};
 
-use crate::cache::TtlCell;
+use crate::cache::{StoreSnapshot, TtlCell};
 use crate::error::{Error, Result};
+pub use crate::handle::Client;
+use crate::handle::Inner;
 use crate::limiter::Limiter;
 use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
 use crate::transport::ClientTransport;
-// Through the crate root: the snapshot belongs to pre-flight validation, wherever its module keeps it.
-use crate::StoreSnapshot;
 
 /// The path after the host: every Store API 2026-08 route lives under it.
 pub const VERSION_PATH: &str = "/store-api/2026-08";
@@ -35,38 +36,6 @@ pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
 
 /// The User-Agent header unless [`ClientBuilder::user_agent`] sets another.
 pub const DEFAULT_USER_AGENT: &str = concat!("store-api-rust/", env!("CARGO_PKG_VERSION"));
-
-/// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
-/// and the caches. `Send + Sync`. Its `Debug` never shows the key.
-///
-/// ```no_run
-/// # async fn run() -> Result<(), store_api::Error> {
-/// let client = store_api::Client::builder()
-///     .base_url("http://127.0.0.1:8080")
-///     .store_id("store_alpha")
-///     .api_key("csk_ce4d6676e735329b21b3d864ca427df5")
-///     .build()?;
-/// let status = client.status().await?;
-/// assert_eq!(status.version.as_deref(), Some("2026-08"));
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct Client {
-    pub(crate) inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub raw: store_api_raw::Client,
-    pub store_id: String,
-    pub base_url: String,
-    pub submit_policy: RetryPolicy,
-    pub cache: TtlCell<StoreSnapshot>,
-    pub limiter: RateLimiter,
-    pub transport: Arc<ClientTransport>,
-    /// What the transport asks before each request: `limiter` unless the builder was given another.
-    pub shared_limiter: Arc<dyn Limiter>,
-}
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

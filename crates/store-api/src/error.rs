@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use store_api_raw::types;
 
+use crate::difference::Difference;
 use crate::model::Order;
 use crate::retry::{self, Outcome};
-use crate::submit::Difference;
 use crate::validate::Violation;
 
 /// Everything a call can fail with. Branch on the variant (the service's `statusCode`), never on message

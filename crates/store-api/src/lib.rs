@@ -4,7 +4,9 @@
 
 mod cache;
 mod client;
+mod difference;
 mod error;
+mod handle;
 mod limiter;
 pub mod model;
 mod pages;
@@ -21,6 +23,7 @@ pub use client::{
     Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE, DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT, VERSION_PATH,
 };
+pub use difference::Difference;
 pub use error::{Error, Result};
 pub use limiter::{Limiter, LimiterFuture};
 pub use pages::Page;
@@ -33,6 +36,4 @@ pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
 pub use retry::{Jitter, RetryPolicy};
 pub use store_api_raw::ApiKey;
 pub use store_api_raw::tls::install_crypto_provider;
-pub use submit::{
-    Attempt, AttemptResult, Difference, NewOrder, Submission, Submitted, new_external_order_id,
-};
+pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};

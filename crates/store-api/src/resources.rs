@@ -9,8 +9,8 @@ use std::marker::PhantomData;
 use futures::{Stream, TryStreamExt};
 use store_api_raw::types;
 
-use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::handle::Client;
 use crate::model::{Artwork, CatalogProduct, Identified, Order, Product};
 use crate::pages::{self, Fetcher, Page};
 use crate::query::{ArtworkQuery, CatalogQuery, OrderQuery, ProductQuery, STREAM_PAGE_SIZE};
@@ -163,192 +163,100 @@ fn count(value: Option<i64>) -> u64 {
     value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
 }
 
-fn page_of<T>(
-    items: Vec<T>,
-    total_items: Option<i64>,
-    total_pages: Option<i64>,
-    page: u64,
-) -> Page<T> {
-    Page {
-        items,
-        total_items: count(total_items),
-        total_pages: count(total_pages),
-        page,
-    }
-}
-
 fn raw_error(error: progenitor_client::Error<types::Error>) -> Error {
     Error::from_raw(error, true)
 }
 
-impl Listed for CatalogProduct {
-    type Query = CatalogQuery;
+/// `impl Listed` for an item type: its query, its raw get method, and its raw list call, written with
+/// `$raw` (the raw client), `$store` (the store id) and `$query` in scope; the page envelope, the
+/// error mapping and the stream paging are the same for every list.
+macro_rules! listed {
+    ($item:ty, $query_ty:ty, $get:ident, |$raw:ident, $store:ident, $query:ident| $list:expr) => {
+        impl Listed for $item {
+            type Query = $query_ty;
 
-    async fn list(client: Client, query: CatalogQuery) -> Result<Page<Self>> {
-        let inner = &client.inner;
-        let page = query.paging.page.unwrap_or(1);
-        let list = inner
-            .raw
-            .list_catalog_products(
-                &inner.store_id,
-                query.method_filter().as_deref(),
-                query.product_type_filter().as_deref(),
-                query.paging.limit()?,
-                query.paging.page()?,
-                query.sorts.created_at,
-                query.sorts.name,
-                query.sorts.updated_at,
-            )
-            .await
-            .map_err(raw_error)?
-            .into_inner();
-        Ok(page_of(
-            list.items,
-            list.total_items,
-            list.total_pages,
-            page,
-        ))
-    }
+            async fn list(client: Client, $query: $query_ty) -> Result<Page<Self>> {
+                let page = $query.paging.page.unwrap_or(1);
+                let ($raw, $store) = (&client.inner.raw, client.inner.store_id.as_str());
+                let list = $list.map_err(raw_error)?.into_inner();
+                Ok(Page {
+                    items: list.items,
+                    total_items: count(list.total_items),
+                    total_pages: count(list.total_pages),
+                    page,
+                })
+            }
 
-    async fn get(client: &Client, id: &str) -> Result<Self> {
-        let inner = &client.inner;
-        let answer = inner.raw.get_catalog_product(&inner.store_id, id).await;
-        answer.map(|r| r.into_inner()).map_err(raw_error)
-    }
+            async fn get(client: &Client, id: &str) -> Result<Self> {
+                let inner = &client.inner;
+                let answer = inner.raw.$get(&inner.store_id, id).await;
+                answer.map(|r| r.into_inner()).map_err(raw_error)
+            }
 
-    fn with_stream_page(query: CatalogQuery, page: u64, default_limit: u64) -> CatalogQuery {
-        query.with_stream_page(page, default_limit)
-    }
-}
-
-impl Listed for Product {
-    type Query = ProductQuery;
-
-    async fn list(client: Client, query: ProductQuery) -> Result<Page<Self>> {
-        let inner = &client.inner;
-        let page = query.paging.page.unwrap_or(1);
-        let list = inner
-            .raw
-            .list_products(
-                &inner.store_id,
-                query.status_filter().as_deref(),
-                query.paging.limit()?,
-                query.paging.page()?,
-                query.sorts.created_at,
-                query.sorts.name,
-                query.sorts.updated_at,
-            )
-            .await
-            .map_err(raw_error)?
-            .into_inner();
-        Ok(page_of(
-            list.items,
-            list.total_items,
-            list.total_pages,
-            page,
-        ))
-    }
-
-    async fn get(client: &Client, id: &str) -> Result<Self> {
-        let inner = &client.inner;
-        let answer = inner.raw.get_product(&inner.store_id, id).await;
-        answer.map(|r| r.into_inner()).map_err(raw_error)
-    }
-
-    fn with_stream_page(query: ProductQuery, page: u64, default_limit: u64) -> ProductQuery {
-        query.with_stream_page(page, default_limit)
-    }
-}
-
-impl Listed for Artwork {
-    type Query = ArtworkQuery;
-
-    async fn list(client: Client, query: ArtworkQuery) -> Result<Page<Self>> {
-        let inner = &client.inner;
-        let page = query.paging.page.unwrap_or(1);
-        let list = inner
-            .raw
-            .list_artworks(
-                &inner.store_id,
-                query.paging.limit()?,
-                query.paging.page()?,
-                query.sorts.created_at,
-                query.sorts.name,
-            )
-            .await
-            .map_err(raw_error)?
-            .into_inner();
-        Ok(page_of(
-            list.items,
-            list.total_items,
-            list.total_pages,
-            page,
-        ))
-    }
-
-    async fn get(client: &Client, id: &str) -> Result<Self> {
-        let inner = &client.inner;
-        let answer = inner.raw.get_artwork(&inner.store_id, id).await;
-        answer.map(|r| r.into_inner()).map_err(raw_error)
-    }
-
-    fn with_stream_page(query: ArtworkQuery, page: u64, default_limit: u64) -> ArtworkQuery {
-        query.with_stream_page(page, default_limit)
-    }
-}
-
-impl Listed for Order {
-    type Query = OrderQuery;
-
-    async fn list(client: Client, query: OrderQuery) -> Result<Page<Self>> {
-        let inner = &client.inner;
-        let page = query.paging.page.unwrap_or(1);
-        let [external, fulfillment, payment, status] = query.filters()?;
-        let list = inner
-            .raw
-            .list_orders(
-                &inner.store_id,
-                external.as_deref(),
-                fulfillment.as_deref(),
-                payment.as_deref(),
-                status.as_deref(),
-                query.paging.limit()?,
-                query.paging.page()?,
-                query.sorts.created_at,
-                query.sorts.updated_at,
-            )
-            .await
-            .map_err(raw_error)?
-            .into_inner();
-        Ok(page_of(
-            list.items,
-            list.total_items,
-            list.total_pages,
-            page,
-        ))
-    }
-
-    async fn get(client: &Client, id: &str) -> Result<Self> {
-        let inner = &client.inner;
-        let answer = inner.raw.get_order(&inner.store_id, id).await;
-        answer.map(|r| r.into_inner()).map_err(raw_error)
-    }
-
-    fn with_stream_page(query: OrderQuery, page: u64, default_limit: u64) -> OrderQuery {
-        query.with_stream_page(page, default_limit)
-    }
-}
-
-/// Streaming walks pages from 1 with the query's page size, or 100.
-macro_rules! stream_page {
-    ($($query:ty),*) => {$(
-        impl $query {
-            pub(crate) fn with_stream_page(mut self, page: u64, default_limit: u64) -> Self {
-                self.paging.page = Some(page);
-                self.paging.limit = Some(self.paging.limit.unwrap_or(default_limit));
-                self
+            fn with_stream_page(mut query: $query_ty, page: u64, default_limit: u64) -> $query_ty {
+                query.paging.page = Some(page);
+                query.paging.limit = Some(query.paging.limit.unwrap_or(default_limit));
+                query
             }
         }
-    )*};
+    };
 }
-stream_page!(CatalogQuery, ProductQuery, ArtworkQuery, OrderQuery);
+
+listed!(
+    CatalogProduct,
+    CatalogQuery,
+    get_catalog_product,
+    |raw, store, query| {
+        raw.list_catalog_products(
+            store,
+            query.method_filter().as_deref(),
+            query.product_type_filter().as_deref(),
+            query.paging.limit()?,
+            query.paging.page()?,
+            query.sorts.created_at,
+            query.sorts.name,
+            query.sorts.updated_at,
+        )
+        .await
+    }
+);
+
+listed!(Product, ProductQuery, get_product, |raw, store, query| {
+    raw.list_products(
+        store,
+        query.status_filter().as_deref(),
+        query.paging.limit()?,
+        query.paging.page()?,
+        query.sorts.created_at,
+        query.sorts.name,
+        query.sorts.updated_at,
+    )
+    .await
+});
+
+listed!(Artwork, ArtworkQuery, get_artwork, |raw, store, query| {
+    raw.list_artworks(
+        store,
+        query.paging.limit()?,
+        query.paging.page()?,
+        query.sorts.created_at,
+        query.sorts.name,
+    )
+    .await
+});
+
+listed!(Order, OrderQuery, get_order, |raw, store, query| {
+    let [external, fulfillment, payment, status] = query.filters()?;
+    raw.list_orders(
+        store,
+        external.as_deref(),
+        fulfillment.as_deref(),
+        payment.as_deref(),
+        status.as_deref(),
+        query.paging.limit()?,
+        query.paging.page()?,
+        query.sorts.created_at,
+        query.sorts.updated_at,
+    )
+    .await
+});
