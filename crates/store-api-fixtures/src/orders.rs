@@ -122,12 +122,11 @@ pub(crate) fn create(
         total_cost: Some(dollars(subtotal.saturating_add(shipping))),
         line_items,
         shipping_address: Some(shipping_address(&request.shipping_address)),
-        tracking_info: None,
         ordered_at: Some(request.ordered_at.unwrap_or(created)),
-        fulfilled_at: None,
-        canceled_at: None,
         created_at: Some(created),
         updated_at: Some(created),
+        // Not tracked, fulfilled or canceled yet; and any field the spec adds starts empty.
+        ..Default::default()
     };
     let seq = state.next_sequence();
     let store = state
@@ -184,9 +183,6 @@ fn build_line_items(
             let unit = cents(base) + decorations;
             types::OrderLineItem {
                 id: new_id("li"),
-                product_id: None,
-                product_variant_id: None,
-                sku: None,
                 name: Some(format!(
                     "{} - {}",
                     blank.name.as_deref().unwrap_or("Custom item"),
@@ -213,6 +209,8 @@ fn build_line_items(
                 catalog_product_id: Some(blank.id.clone()),
                 catalog_product_variant_id: Some(variant.id.clone()),
                 decorations: input.decorations.clone(),
+                // A custom item has no product, product variant or SKU.
+                ..Default::default()
             }
         } else {
             let (product, variant) = input
@@ -257,9 +255,8 @@ fn build_line_items(
                     })
                     .collect(),
                 position: Some(position),
-                catalog_product_id: None,
-                catalog_product_variant_id: None,
-                decorations: Vec::new(),
+                // A standard item has no blank and no decorations.
+                ..Default::default()
             }
         };
         items.push(item);

@@ -747,7 +747,7 @@ pub mod types {
         pub sort: ::std::collections::BTreeMap<::std::string::String, SortDirection>,
     }
     ///An order. Cost fields are what the provider bills the merchant, in US dollars; round to cents before display or storage.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct Order {
         ///Set when canceled.
         #[serde(
@@ -848,7 +848,7 @@ pub mod types {
         pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }
     ///A line item of an order, standard (product) or custom (blank with decorations).
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct OrderLineItem {
         ///Id of the blank of a custom line item.
         #[serde(
@@ -950,7 +950,7 @@ pub mod types {
         pub total_pages: ::std::option::Option<i64>,
     }
     ///A product built in the app. Products of every status are returned; only active and unlisted ones can be ordered.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct Product {
         ///Hex color of each color name.
         #[serde(
@@ -1058,7 +1058,7 @@ pub mod types {
         pub total_pages: ::std::option::Option<i64>,
     }
     ///A color and size of a product, with its prices.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct ProductVariant {
         ///Color name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
