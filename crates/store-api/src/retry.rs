@@ -5,26 +5,31 @@
 //! Which failures are worth another attempt is decided here and only here ([`is_retryable`]);
 //! [`Error::is_retryable`](crate::Error::is_retryable) asks this module.
 
-use std::fmt;
 use std::time::Duration;
 
-/// Where the backoff's jitter comes from: a function returning a fraction in `[0, 1]` (values outside
-/// are clamped). [`Jitter::RANDOM`], the default, is uniform randomness; a test injects a fixed one.
-#[derive(Clone, Copy)]
-pub struct Jitter(fn() -> f64);
+/// Where the backoff's jitter comes from: a fraction of the backoff ceiling in `[0, 1]` (values outside
+/// are clamped, NaN counts as 0). [`Jitter::Random`], the default, is uniform randomness; a test
+/// injects [`Jitter::Fixed`] or its own [`Jitter::Source`] and gets the same decision every time.
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// Uniform random fractions.
+    #[default]
+    Random,
+    /// Always this fraction.
+    Fixed(f64),
+    /// Fractions from this function.
+    Source(fn() -> f64),
+}
 
 impl Jitter {
-    /// Uniform random fractions (`rand::random`).
-    pub const RANDOM: Jitter = Jitter(rand::random::<f64>);
-
-    /// Fractions from `source`, for example `|| 0.5` in a test.
-    pub const fn from_fn(source: fn() -> f64) -> Jitter {
-        Jitter(source)
-    }
-
-    /// One fraction in `[0, 1]` (NaN counts as 0).
+    /// One fraction in `[0, 1]`.
     pub fn fraction(&self) -> f64 {
-        let fraction = (self.0)();
+        let fraction = match self {
+            Jitter::Random => rand::random::<f64>(),
+            Jitter::Fixed(fraction) => *fraction,
+            Jitter::Source(source) => source(),
+        };
         if fraction.is_nan() {
             0.0
         } else {
@@ -33,24 +38,14 @@ impl Jitter {
     }
 }
 
-impl Default for Jitter {
-    fn default() -> Self {
-        Jitter::RANDOM
-    }
-}
-
+/// Two sources are equal when they are the same kind with the same fraction or the same function.
 impl PartialEq for Jitter {
     fn eq(&self, other: &Self) -> bool {
-        std::ptr::fn_addr_eq(self.0, other.0)
-    }
-}
-
-impl fmt::Debug for Jitter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if *self == Jitter::RANDOM {
-            f.write_str("Jitter::RANDOM")
-        } else {
-            f.write_str("Jitter(fn)")
+        match (self, other) {
+            (Jitter::Random, Jitter::Random) => true,
+            (Jitter::Fixed(a), Jitter::Fixed(b)) => a == b,
+            (Jitter::Source(a), Jitter::Source(b)) => std::ptr::fn_addr_eq(*a, *b),
+            _ => false,
         }
     }
 }
@@ -67,7 +62,7 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Largest backoff step (default 10 s).
     pub max_delay: Duration,
-    /// Source of the backoff's jitter (default [`Jitter::RANDOM`]).
+    /// Source of the backoff's jitter (default [`Jitter::Random`]).
     pub jitter: Jitter,
 }
 
@@ -78,7 +73,7 @@ impl Default for RetryPolicy {
             max_elapsed: Duration::from_secs(60),
             base_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(10),
-            jitter: Jitter::RANDOM,
+            jitter: Jitter::Random,
         }
     }
 }
@@ -278,18 +273,18 @@ mod tests {
 
     #[test]
     fn the_decision_is_deterministic_with_an_injected_jitter() {
-        let half = RetryPolicy::default().with_jitter(Jitter::from_fn(|| 0.5));
+        let half = RetryPolicy::default().with_jitter(Jitter::Fixed(0.5));
         for _ in 0..3 {
             assert_eq!(
                 decide(&half, true, Outcome::NoAnswer, 3, Duration::ZERO),
                 Decision::RetryAfter(Duration::from_millis(500))
             );
         }
-        let out_of_range = RetryPolicy::default().with_jitter(Jitter::from_fn(|| 7.0));
-        assert_eq!(out_of_range.backoff(1), Duration::from_millis(250));
-        let nan = RetryPolicy::default().with_jitter(Jitter::from_fn(|| f64::NAN));
+        let source = RetryPolicy::default().with_jitter(Jitter::Source(|| 7.0));
+        assert_eq!(source.backoff(1), Duration::from_millis(250));
+        let nan = RetryPolicy::default().with_jitter(Jitter::Fixed(f64::NAN));
         assert_eq!(nan.backoff(1), Duration::ZERO);
-        assert_eq!(RetryPolicy::default().jitter, Jitter::RANDOM);
+        assert_eq!(RetryPolicy::default().jitter, Jitter::Random);
     }
 
     #[test]
