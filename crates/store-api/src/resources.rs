@@ -167,18 +167,27 @@ fn raw_error(error: progenitor_client::Error<types::Error>) -> Error {
     Error::from_raw(error, true)
 }
 
-/// `impl Listed` for an item type: its query, its raw get method, and its raw list call, written with
-/// `$raw` (the raw client), `$store` (the store id) and `$query` in scope; the page envelope, the
-/// error mapping and the stream paging are the same for every list.
+/// `impl Listed` for an item type: its query type, its raw get and list methods, and the list's filter
+/// arguments (computed from `$query`, after an optional `let`) and sort fields. The page envelope, the
+/// paging arguments, the error mapping and the stream paging are the same for every list.
 macro_rules! listed {
-    ($item:ty, $query_ty:ty, $get:ident, |$raw:ident, $store:ident, $query:ident| $list:expr) => {
+    (
+        $item:ty, $query_ty:ty, $get:ident, $list:ident,
+        |$query:ident| $(let $bind:pat = $init:expr;)? filters [$($filter:expr),*], sorts [$($sort:ident),*]
+    ) => {
         impl Listed for $item {
             type Query = $query_ty;
 
             async fn list(client: Client, $query: $query_ty) -> Result<Page<Self>> {
                 let page = $query.paging.page.unwrap_or(1);
-                let ($raw, $store) = (&client.inner.raw, client.inner.store_id.as_str());
-                let list = $list.map_err(raw_error)?.into_inner();
+                $(let $bind = $init;)?
+                let (limit, number) = ($query.paging.limit()?, $query.paging.page()?);
+                let inner = &client.inner;
+                let answer = inner
+                    .raw
+                    .$list(&inner.store_id, $($filter,)* limit, number, $($query.sorts.$sort),*)
+                    .await;
+                let list = answer.map_err(raw_error)?.into_inner();
                 Ok(Page {
                     items: list.items,
                     total_items: count(list.total_items),
@@ -202,61 +211,17 @@ macro_rules! listed {
     };
 }
 
-listed!(
-    CatalogProduct,
-    CatalogQuery,
-    get_catalog_product,
-    |raw, store, query| {
-        raw.list_catalog_products(
-            store,
-            query.method_filter().as_deref(),
-            query.product_type_filter().as_deref(),
-            query.paging.limit()?,
-            query.paging.page()?,
-            query.sorts.created_at,
-            query.sorts.name,
-            query.sorts.updated_at,
-        )
-        .await
-    }
-);
+listed!(CatalogProduct, CatalogQuery, get_catalog_product, list_catalog_products, |query|
+    filters [query.method_filter().as_deref(), query.product_type_filter().as_deref()],
+    sorts [created_at, name, updated_at]);
 
-listed!(Product, ProductQuery, get_product, |raw, store, query| {
-    raw.list_products(
-        store,
-        query.status_filter().as_deref(),
-        query.paging.limit()?,
-        query.paging.page()?,
-        query.sorts.created_at,
-        query.sorts.name,
-        query.sorts.updated_at,
-    )
-    .await
-});
+listed!(Product, ProductQuery, get_product, list_products, |query|
+    filters [query.status_filter().as_deref()], sorts [created_at, name, updated_at]);
 
-listed!(Artwork, ArtworkQuery, get_artwork, |raw, store, query| {
-    raw.list_artworks(
-        store,
-        query.paging.limit()?,
-        query.paging.page()?,
-        query.sorts.created_at,
-        query.sorts.name,
-    )
-    .await
-});
+listed!(Artwork, ArtworkQuery, get_artwork, list_artworks, |query|
+    filters [], sorts [created_at, name]);
 
-listed!(Order, OrderQuery, get_order, |raw, store, query| {
+listed!(Order, OrderQuery, get_order, list_orders, |query|
     let [external, fulfillment, payment, status] = query.filters()?;
-    raw.list_orders(
-        store,
-        external.as_deref(),
-        fulfillment.as_deref(),
-        payment.as_deref(),
-        status.as_deref(),
-        query.paging.limit()?,
-        query.paging.page()?,
-        query.sorts.created_at,
-        query.sorts.updated_at,
-    )
-    .await
-});
+    filters [external.as_deref(), fulfillment.as_deref(), payment.as_deref(), status.as_deref()],
+    sorts [created_at, updated_at]);
