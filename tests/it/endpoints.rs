@@ -40,7 +40,7 @@ fn blank(product: &store_api::model::CatalogProduct) -> Value {
 }
 
 fn product_line(product: &store_api::model::Product) -> Value {
-    json!({ "id": product.id(), "name": product.name(), "status": product.status().map(|s| s.as_str()) })
+    json!({ "id": product.id, "name": product.name, "status": product.status.as_ref().map(|s| s.as_str()) })
 }
 
 #[tokio::test]
@@ -175,7 +175,7 @@ async fn products_list_by_status_and_get_one() {
         .await
         .unwrap();
     assert!(not_orderable.items.iter().all(|p| matches!(
-        p.status(),
+        p.status,
         Some(ProductStatus::Draft | ProductStatus::Archived)
     )));
     assert_eq!(not_orderable.total_items, 3);
@@ -187,7 +187,7 @@ async fn products_list_by_status_and_get_one() {
     );
     let draft = alpha.products().get("prod_alpha_wave_tote").await.unwrap();
     assert_eq!(
-        draft.status(),
+        draft.status.as_ref(),
         Some(&ProductStatus::Draft),
         "a product of any status can be read"
     );
@@ -338,7 +338,7 @@ async fn orders_submit_get_list_find_and_stream() {
     );
     // The seed's price model: tee 2 × 11.50; custom 3 × (8.25 blank + 2 × 3.25 DTG); shipping
     // 4.99 + 4 × 1.50.
-    let cents = |amount: i64| Some(Decimal::new(amount, 2));
+    let cents = |amount: i64| Some(store_api::model::Money::from(Decimal::new(amount, 2)));
     assert_eq!(
         (order.subtotal_cost, order.shipping_cost, order.total_cost),
         (cents(6725), cents(1099), cents(7824))

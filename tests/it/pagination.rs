@@ -1,12 +1,17 @@
 //! Walking every page of a store with 250 orders, also while new orders arrive between pages.
 
 use std::collections::HashSet;
+use std::fmt::Debug;
 use std::pin::pin;
 
 use futures::{StreamExt, TryStreamExt};
 use store_api::model::Order;
-use store_api::{Client, OrderQuery, new_external_order_id};
-use store_api_tests::{ALPHA, client, emulator, tee_order};
+use store_api::{
+    ArtworkQuery, CatalogQuery, Client, Collection, Listed, OrderQuery, ProductQuery,
+    new_external_order_id,
+};
+use store_api_fixtures::artwork::FakeResource;
+use store_api_tests::{ALPHA, PNG_1X1, client, emulator, tee_order};
 
 const ORDERS: usize = 250;
 
@@ -151,4 +156,44 @@ fn any_page_size_streams_every_order_once() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Walks `query` (whose page size is 1) every way a collection offers and checks that they agree.
+async fn every_way_agrees<T: Listed + Debug + PartialEq>(
+    items: Collection<'_, T>,
+    query: T::Query,
+) {
+    let pages: Vec<_> = items.pages(&query).try_collect().await.unwrap();
+    let all = items.collect_all(&query).await.unwrap();
+    assert!(all.len() >= 2, "a walk of more than one page");
+    assert_eq!(pages.len(), all.len(), "one item per page");
+    let from_pages: Vec<T> = pages.into_iter().flat_map(|page| page.items).collect();
+    assert_eq!(from_pages, all);
+    let streamed: Vec<T> = items.stream(&query).try_collect().await.unwrap();
+    assert_eq!(streamed, all);
+    let first = items.list(&query).await.unwrap();
+    assert_eq!(first.items.first(), all.first());
+    assert_eq!(first.total_items, all.len() as u64);
+    assert_eq!(items.get(all[1].id()).await.unwrap(), all[1]);
+}
+
+/// Every resource is the same generic collection: list, get, stream, pages and collect_all agree for
+/// catalog, products, artworks and orders alike.
+#[tokio::test]
+async fn every_resource_lists_gets_streams_and_pages_the_same_way() {
+    let emu = emulator().await;
+    let alpha = client(&emu, ALPHA);
+    let url = "https://art.example.com/logo.png";
+    emu.fake_hosts()
+        .insert(url, FakeResource::image(PNG_1X1))
+        .unwrap();
+    for name in ["one", "two"] {
+        alpha.artworks().create(name, url).await.unwrap();
+    }
+    create_orders(&alpha, 2).await;
+
+    every_way_agrees(alpha.catalog(), CatalogQuery::new().limit(1)).await;
+    every_way_agrees(alpha.products(), ProductQuery::new().limit(1)).await;
+    every_way_agrees(alpha.artworks(), ArtworkQuery::new().limit(1)).await;
+    every_way_agrees(alpha.orders(), OrderQuery::new().limit(1)).await;
 }

@@ -36,12 +36,7 @@ fn order_posts(proxy: &FaultProxy) -> usize {
 }
 
 async fn archive(emu: &store_api_fixtures::Emulator, product_id: &str) {
-    let mut product = client(emu, ALPHA)
-        .products()
-        .get(product_id)
-        .await
-        .unwrap()
-        .wire;
+    let mut product = client(emu, ALPHA).products().get(product_id).await.unwrap();
     product.status = Some(ProductStatus::Archived);
     emu.update_product(ALPHA, product_id, product).unwrap();
 }

@@ -201,8 +201,7 @@ async fn archive(emu: &Emulator, client: &Client, product_id: &str) {
         .products()
         .get(product_id)
         .await
-        .expect("the product exists")
-        .wire;
+        .expect("the product exists");
     product.status = Some(ProductStatus::Archived);
     emu.update_product(ALPHA, product_id, product)
         .expect("the product is archived");

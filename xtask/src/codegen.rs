@@ -9,7 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl};
+use progenitor::{
+    GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl, TypePatch,
+};
 
 /// Spec path relative to the workspace root.
 pub const SPEC_PATH: &str = "spec/store-api.yaml";
@@ -142,6 +144,19 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
             format!("crate::open::{name}"),
             [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
         );
+    }
+    // Money fields are `allOf: [$ref: Money]` in the spec, so they become decimals rounded to cents.
+    settings.with_replacement(
+        "Money",
+        "crate::money::Money",
+        [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
+    );
+    // Their only required field is the `id` string, so `Default` is honest; the emulator and tests build
+    // them with `..Default::default()`, and a field added to the spec needs no edit there.
+    let mut with_default = TypePatch::default();
+    with_default.with_derive("Default");
+    for name in ["Order", "OrderLineItem", "Product", "ProductVariant"] {
+        settings.with_patch(name, &with_default);
     }
     // progenitor panics (rather than erroring) on some unsupported shapes; turn that into an error.
     let tokens = std::panic::catch_unwind(move || Generator::new(&settings).generate_tokens(&spec))

@@ -112,3 +112,21 @@ fn generated_operations_are_pinned() {
     );
     insta::assert_snapshot!(prettyplease::unparse(&listing));
 }
+
+/// A money field added to the spec (`allOf: [Money]`) is generated as `Money`, with no hand edit.
+#[test]
+fn a_money_field_added_to_the_spec_is_generated_as_money() {
+    let spec = read(codegen::SPEC_PATH);
+    let anchor = "        subtotalCost:\n";
+    let edited = spec.replacen(
+        anchor,
+        "        giftWrapCost:\n          allOf:\n            - $ref: \"#/components/schemas/Money\"\n          description: Gift wrapping, US dollars.\n        subtotalCost:\n",
+        1,
+    );
+    assert_ne!(spec, edited, "the edit must apply");
+    let generated = codegen::generate(&edited).unwrap();
+    assert!(
+        generated.contains("pub gift_wrap_cost: ::std::option::Option<crate::money::Money>,"),
+        "the new field is Money"
+    );
+}

@@ -101,10 +101,10 @@ pub fn product_list(items: &[Product]) -> Table {
     ]);
     for p in items {
         t.add_row(vec![
-            p.id().to_owned(),
-            or_dash(p.name()),
-            or_dash(p.wire.product_type.as_deref()),
-            or_dash(p.status()),
+            p.id.clone(),
+            or_dash(p.name.as_deref()),
+            or_dash(p.product_type.as_deref()),
+            or_dash(p.status.as_ref()),
             p.variants.len().to_string(),
             usd(p.variants.iter().filter_map(|v| v.cost).min()),
         ]);
@@ -115,17 +115,17 @@ pub fn product_list(items: &[Product]) -> Table {
 /// One product: its fields, then its variants.
 pub fn product_detail(p: &Product) -> (Table, Table) {
     let summary = fields([
-        ("id", p.id().to_owned()),
-        ("name", or_dash(p.name())),
-        ("vendor", or_dash(p.wire.vendor.as_deref())),
-        ("product type", or_dash(p.wire.product_type.as_deref())),
-        ("status", or_dash(p.status())),
+        ("id", p.id.clone()),
+        ("name", or_dash(p.name.as_deref())),
+        ("vendor", or_dash(p.vendor.as_deref())),
+        ("product type", or_dash(p.product_type.as_deref())),
+        ("status", or_dash(p.status.as_ref())),
         (
             "discontinued",
-            yes_no(p.wire.is_discontinued.unwrap_or(false)).to_owned(),
+            yes_no(p.is_discontinued.unwrap_or(false)).to_owned(),
         ),
-        ("tags", joined(&p.wire.tags)),
-        ("updated", time(p.wire.updated_at)),
+        ("tags", joined(&p.tags)),
+        ("updated", time(p.updated_at)),
     ]);
     let mut variants = table(&[
         "VARIANT",
@@ -146,7 +146,7 @@ pub fn product_detail(p: &Product) -> (Table, Table) {
             usd(v.price),
             usd(v.compare_at_price),
             usd(v.cost),
-            yes_no(v.is_discontinued).to_owned(),
+            yes_no(v.is_discontinued.unwrap_or(false)).to_owned(),
         ]);
     }
     (summary, variants)

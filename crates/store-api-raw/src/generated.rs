@@ -747,7 +747,7 @@ pub mod types {
         pub sort: ::std::collections::BTreeMap<::std::string::String, SortDirection>,
     }
     ///An order. Cost fields are what the provider bills the merchant, in US dollars; round to cents before display or storage.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct Order {
         ///Set when canceled.
         #[serde(
@@ -781,11 +781,8 @@ pub mod types {
         ///Id of the order.
         pub id: ::std::string::String,
         ///Whether this is a test order.
-        #[serde(
-            rename = "isTest",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub is_test: ::std::option::Option<bool>,
+        #[serde(rename = "isTest", default)]
+        pub is_test: bool,
         ///The order's line items.
         #[serde(
             rename = "lineItems",
@@ -817,7 +814,7 @@ pub mod types {
             rename = "shippingCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub shipping_cost: ::std::option::Option<f64>,
+        pub shipping_cost: ::std::option::Option<crate::money::Money>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<crate::open::OrderStatus>,
         ///Sum of the line item costs, US dollars.
@@ -825,13 +822,13 @@ pub mod types {
             rename = "subtotalCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub subtotal_cost: ::std::option::Option<f64>,
+        pub subtotal_cost: ::std::option::Option<crate::money::Money>,
         ///subtotalCost plus shippingCost, US dollars.
         #[serde(
             rename = "totalCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub total_cost: ::std::option::Option<f64>,
+        pub total_cost: ::std::option::Option<crate::money::Money>,
         ///Sum of the line item quantities.
         #[serde(
             rename = "totalQuantity",
@@ -851,7 +848,7 @@ pub mod types {
         pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }
     ///A line item of an order, standard (product) or custom (blank with decorations).
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct OrderLineItem {
         ///Id of the blank of a custom line item.
         #[serde(
@@ -877,11 +874,8 @@ pub mod types {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub images: ::std::vec::Vec<LineItemImage>,
         ///True for a custom line item.
-        #[serde(
-            rename = "isCustom",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub is_custom: ::std::option::Option<bool>,
+        #[serde(rename = "isCustom", default)]
+        pub is_custom: bool,
         ///Name of the item.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<::std::string::String>,
@@ -914,13 +908,13 @@ pub mod types {
             rename = "totalCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub total_cost: ::std::option::Option<f64>,
+        pub total_cost: ::std::option::Option<crate::money::Money>,
         ///What the provider bills for one unit, US dollars.
         #[serde(
             rename = "unitCost",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub unit_cost: ::std::option::Option<f64>,
+        pub unit_cost: ::std::option::Option<crate::money::Money>,
     }
     ///A page of orders.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -956,7 +950,7 @@ pub mod types {
         pub total_pages: ::std::option::Option<i64>,
     }
     ///A product built in the app. Products of every status are returned; only active and unlisted ones can be ordered.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct Product {
         ///Hex color of each color name.
         #[serde(
@@ -1064,7 +1058,7 @@ pub mod types {
         pub total_pages: ::std::option::Option<i64>,
     }
     ///A color and size of a product, with its prices.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct ProductVariant {
         ///Color name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1074,10 +1068,10 @@ pub mod types {
             rename = "compareAtPrice",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub compare_at_price: ::std::option::Option<f64>,
+        pub compare_at_price: ::std::option::Option<crate::money::Money>,
         ///What the provider charges the merchant for one unit, US dollars.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub cost: ::std::option::Option<f64>,
+        pub cost: ::std::option::Option<crate::money::Money>,
         ///Id of the variant (the `productVariantId` of a standard line item).
         pub id: ::std::string::String,
         ///A discontinued (or out of stock) variant cannot be ordered.
@@ -1094,7 +1088,7 @@ pub mod types {
         pub position: ::std::option::Option<i64>,
         ///Merchant-set retail price, for display.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub price: ::std::option::Option<f64>,
+        pub price: ::std::option::Option<crate::money::Money>,
         ///Size.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub size: ::std::option::Option<::std::string::String>,

@@ -31,7 +31,7 @@ pub enum FollowUp {
 /// use store_api_webhooks::{FollowUp, follow_up};
 /// match follow_up(&client, &event).await? {
 ///     FollowUp::Order(order) => println!("{} is {:?}", order.id, order.fulfillment_status),
-///     FollowUp::Product(product) => println!("product {} changed", product.id()),
+///     FollowUp::Product(product) => println!("product {} changed", product.id),
 ///     FollowUp::ProductDeleted(id) => println!("forget product {id}"),
 ///     _ => {}
 /// }

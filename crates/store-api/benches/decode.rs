@@ -72,10 +72,11 @@ fn main() -> Result<(), BoxError> {
 
 // ---------------------------------------------------------------- the decoders
 
-/// The client's own path (crates/store-api/src/resources.rs, `list_orders`).
+/// The client's own path (crates/store-api/src/resources.rs, `Listed for Order`): the generated list
+/// envelope, whose orders carry money as decimals already.
 fn decode_client_path(bytes: &[u8]) -> Result<Vec<Order>, serde_json::Error> {
     let list: OrderList = serde_json::from_slice(bytes)?;
-    Ok(list.items.into_iter().map(Order::from).collect())
+    Ok(list.items)
 }
 
 /// The page envelope with domain orders decoded by serde directly.

@@ -1,71 +1,73 @@
-//! What pre-flight validation knows of the store: the catalog and the products, fetched whole and kept
-//! for a TTL, so a program that validates many orders does not refetch them.
+//! A value fetched on demand and kept for a TTL: the client keeps what pre-flight validation knows of
+//! the store (the catalog and the products, fetched whole) in one, so a program that validates many
+//! orders does not refetch them. The cell knows nothing of the client: the caller hands it the fetch.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::TryStreamExt;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use crate::client::Client;
-use crate::error::Result;
-use crate::query::{CatalogQuery, ProductQuery};
-use crate::validate::StoreSnapshot;
-
-/// The cached snapshot with its age.
+/// A value and the time it was fetched, kept while younger than the TTL.
 #[derive(Debug)]
-pub(crate) struct StoreCache {
+pub(crate) struct TtlCell<T> {
     ttl: Duration,
-    slot: Mutex<Option<(Instant, Arc<StoreSnapshot>)>>,
+    slot: Mutex<Option<(Instant, Arc<T>)>>,
 }
 
-impl StoreCache {
-    pub fn new(ttl: Duration) -> StoreCache {
-        StoreCache {
+impl<T> TtlCell<T> {
+    pub fn new(ttl: Duration) -> TtlCell<T> {
+        TtlCell {
             ttl,
             slot: Mutex::new(None),
         }
     }
 
-    /// The snapshot, fetched again when older than the TTL. Concurrent callers wait for one fetch.
-    pub async fn snapshot(&self, client: &Client) -> Result<Arc<StoreSnapshot>> {
+    /// The value, from `fetch` when there is none younger than the TTL. Concurrent callers wait for
+    /// one fetch; a failed fetch keeps nothing, so the next caller fetches again.
+    pub async fn get_or_fetch<E>(
+        &self,
+        fetch: impl Future<Output = Result<T, E>>,
+    ) -> Result<Arc<T>, E> {
         let mut slot = self.slot.lock().await;
-        if let Some((taken, snapshot)) = slot.as_ref()
+        if let Some((taken, value)) = slot.as_ref()
             && taken.elapsed() < self.ttl
         {
-            return Ok(snapshot.clone());
+            return Ok(value.clone());
         }
-        let catalog = client
-            .catalog()
-            .stream(&CatalogQuery::new())
-            .try_collect()
-            .await?;
-        let products = client
-            .products()
-            .stream(&ProductQuery::new())
-            .map_ok(|p| p.wire)
-            .try_collect()
-            .await?;
-        let snapshot = Arc::new(StoreSnapshot::new(catalog, products));
-        *slot = Some((Instant::now(), snapshot.clone()));
-        Ok(snapshot)
+        let value = Arc::new(fetch.await?);
+        *slot = Some((Instant::now(), value.clone()));
+        Ok(value)
     }
 
-    /// Forgets the snapshot (after the store's products changed, for example).
+    /// Forgets the value.
     pub async fn clear(&self) {
         *self.slot.lock().await = None;
     }
 }
 
-impl Client {
-    /// The catalog and products pre-flight validation uses, from the cache when fresh.
-    pub async fn store_snapshot(&self) -> Result<Arc<StoreSnapshot>> {
-        self.inner.cache.snapshot(self).await
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Drops the cached catalog and products; the next validation fetches them again.
-    pub async fn clear_cache(&self) {
-        self.inner.cache.clear().await;
+    #[tokio::test]
+    async fn the_value_is_kept_for_the_ttl_and_a_failure_keeps_nothing() {
+        let cell = TtlCell::new(Duration::from_secs(60));
+        let failed: Result<_, &str> = cell.get_or_fetch(async { Err("down") }).await;
+        assert!(failed.is_err());
+        // (fetched value, value the cell gives, whether the cell is cleared first)
+        for (fetched, given, clear) in [(1, 1, false), (2, 1, false), (3, 3, true)] {
+            if clear {
+                cell.clear().await;
+            }
+            let value = cell.get_or_fetch(async { Ok::<_, &str>(fetched) }).await;
+            assert_eq!(value.as_deref(), Ok(&given));
+        }
+        let expired = TtlCell::new(Duration::ZERO);
+        for fetched in [4, 5] {
+            let value = expired.get_or_fetch(async { Ok::<_, &str>(fetched) }).await;
+            assert_eq!(value.as_deref(), Ok(&fetched));
+        }
     }
 }

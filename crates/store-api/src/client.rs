@@ -1,4 +1,5 @@
-//! The client and its builder.
+//! The client's methods and its builder (the [`Client`] handle itself is in `handle`, below the
+//! modules that make calls, so that they and this module, which hands them out, do not import each other).
 
 use std::fmt;
 use std::sync::Arc;
@@ -6,9 +7,13 @@ use std::time::Duration;
 
 use store_api_raw::{ApiKey, Hooks};
 
-use crate::cache::StoreCache;
+use crate::cache::TtlCell;
+use crate::validate::StoreSnapshot;
 use crate::error::{Error, Result};
+pub use crate::handle::Client;
+use crate::handle::Inner;
 use crate::limiter::Limiter;
+use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
@@ -23,37 +28,15 @@ pub const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;
 /// [`ClientBuilder::max_rate_limit_pause`].
 pub const DEFAULT_MAX_RATE_LIMIT_PAUSE: Duration = Duration::from_secs(10);
 
-/// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
-/// and the caches. `Send + Sync`. Its `Debug` never shows the key.
-///
-/// ```no_run
-/// # async fn run() -> Result<(), store_api::Error> {
-/// let client = store_api::Client::builder()
-///     .base_url("http://127.0.0.1:8080")
-///     .store_id("store_alpha")
-///     .api_key("csk_ce4d6676e735329b21b3d864ca427df5")
-///     .build()?;
-/// let status = client.status().await?;
-/// assert_eq!(status.version.as_deref(), Some("2026-08"));
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct Client {
-    pub(crate) inner: Arc<Inner>,
-}
+/// Timeout of one attempt, and of making its connection, unless [`ClientBuilder::timeout`] sets another.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(crate) struct Inner {
-    pub raw: store_api_raw::Client,
-    pub store_id: String,
-    pub base_url: String,
-    pub submit_policy: RetryPolicy,
-    pub cache: StoreCache,
-    pub limiter: RateLimiter,
-    pub transport: Arc<ClientTransport>,
-    /// What the transport asks before each request: `limiter` unless the builder was given another.
-    pub shared_limiter: Arc<dyn Limiter>,
-}
+/// How long pre-flight validation trusts its copy of the catalog and products unless
+/// [`ClientBuilder::cache_ttl`] sets another: 5 minutes.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
+
+/// The User-Agent header unless [`ClientBuilder::user_agent`] sets another.
+pub const DEFAULT_USER_AGENT: &str = concat!("store-api-rust/", env!("CARGO_PKG_VERSION"));
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -110,22 +93,38 @@ impl Client {
 
     /// The blanks available to the store.
     pub fn catalog(&self) -> Catalog<'_> {
-        Catalog { client: self }
+        Catalog::new(self)
     }
 
     /// The store's products.
     pub fn products(&self) -> Products<'_> {
-        Products { client: self }
+        Products::new(self)
     }
 
     /// The store's artworks.
     pub fn artworks(&self) -> Artworks<'_> {
-        Artworks { client: self }
+        Artworks::new(self)
     }
 
     /// The store's orders, with exactly-once submission.
     pub fn orders(&self) -> Orders<'_> {
-        Orders { client: self }
+        Orders::new(self)
+    }
+
+    /// The catalog and products pre-flight validation uses, from the cache when fresh.
+    pub async fn store_snapshot(&self) -> Result<Arc<StoreSnapshot>> {
+        let fetch = async {
+            Ok(StoreSnapshot::new(
+                self.catalog().collect_all(&CatalogQuery::new()).await?,
+                self.products().collect_all(&ProductQuery::new()).await?,
+            ))
+        };
+        self.inner.cache.get_or_fetch(fetch).await
+    }
+
+    /// Drops the cached catalog and products; the next validation fetches them again.
+    pub async fn clear_cache(&self) {
+        self.inner.cache.clear().await;
     }
 }
 
@@ -189,13 +188,13 @@ impl ClientBuilder {
         self
     }
 
-    /// Timeout of one attempt (default 30 s). Ignored with [`ClientBuilder::http_client`].
+    /// Timeout of one attempt (default [`DEFAULT_TIMEOUT`], 30 s). Ignored with [`ClientBuilder::http_client`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// User-Agent header (default `store-api-rust/<version>`). Ignored with [`ClientBuilder::http_client`].
+    /// User-Agent header (default [`DEFAULT_USER_AGENT`], `store-api-rust/<version>`). Ignored with [`ClientBuilder::http_client`].
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.user_agent = Some(agent.into());
         self
@@ -228,7 +227,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Retry policy of [`Orders::submit`] (default: 10 attempts within 5 minutes, 250 ms doubling to 10 s).
+    /// Retry policy of [`Orders::submit`] (default [`RetryPolicy::submit`]: 10 attempts within 5 minutes,
+    /// 250 ms doubling to 10 s).
     pub fn submit_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.submit_retry = Some(policy);
         self
@@ -242,7 +242,8 @@ impl ClientBuilder {
         self
     }
 
-    /// How long pre-flight validation trusts its copy of the catalog and products (default 5 minutes).
+    /// How long pre-flight validation trusts its copy of the catalog and products (default
+    /// [`DEFAULT_CACHE_TTL`], 5 minutes).
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = Some(ttl);
         self
@@ -290,13 +291,14 @@ impl ClientBuilder {
         let http = match self.http {
             Some(http) => http,
             None => {
-                let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+                let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
                 let builder = reqwest::Client::builder()
                     .timeout(timeout)
                     .connect_timeout(timeout)
-                    .user_agent(self.user_agent.unwrap_or_else(|| {
-                        format!("store-api-rust/{}", env!("CARGO_PKG_VERSION"))
-                    }));
+                    .user_agent(
+                        self.user_agent
+                            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
+                    );
                 with_root_certificates(builder, &self.root_certificates)?
                     .build()
                     .map_err(|e| {
@@ -321,18 +323,14 @@ impl ClientBuilder {
             http,
             Hooks::new(api_key).with_transport(transport.clone()),
         );
-        let submit_policy = self.submit_retry.unwrap_or(RetryPolicy {
-            max_attempts: 10,
-            max_elapsed: Duration::from_secs(300),
-            ..RetryPolicy::default()
-        });
+        let submit_policy = self.submit_retry.unwrap_or_else(RetryPolicy::submit);
         Ok(Client {
             inner: Arc::new(Inner {
                 raw,
                 store_id,
                 base_url,
                 submit_policy,
-                cache: StoreCache::new(self.cache_ttl.unwrap_or(Duration::from_secs(300))),
+                cache: TtlCell::new(self.cache_ttl.unwrap_or(DEFAULT_CACHE_TTL)),
                 limiter,
                 transport,
                 shared_limiter,

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use store_api_raw::types;
 
+use crate::difference::Difference;
 use crate::model::Order;
-use crate::submit::Difference;
+use crate::retry::{self, Outcome};
 use crate::validate::Violation;
 
 /// Everything a call can fail with. Branch on the variant (the service's `statusCode`), never on message
@@ -121,13 +122,28 @@ impl Error {
     /// *safe* to retry depends on the call: a create is only safe with an externalOrderId (see
     /// [`Orders::submit`](crate::Orders::submit)).
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            Error::RateLimited { .. }
-                | Error::Server { .. }
-                | Error::Timeout { .. }
-                | Error::Transport { .. }
-        )
+        self.outcome()
+            .is_some_and(|outcome| retry::is_retryable(outcome, true))
+    }
+
+    /// What the failed attempt ended with, in the retry rule's terms; `None` when no attempt was
+    /// answered or failed on the wire (a local refusal, an answer that could not be read).
+    fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Error::RateLimited { retry_after } => Some(Outcome::Status(429, *retry_after)),
+            Error::Timeout {
+                may_have_been_processed,
+            }
+            | Error::Transport {
+                may_have_been_processed,
+                ..
+            } => Some(if *may_have_been_processed {
+                Outcome::NoAnswer
+            } else {
+                Outcome::ConnectFailed
+            }),
+            other => other.status().map(|status| Outcome::Status(status, None)),
+        }
     }
 
     /// Whether the request may have been processed although the call failed: it was sent and no

@@ -4,7 +4,9 @@
 
 mod cache;
 mod client;
+mod difference;
 mod error;
+mod handle;
 mod limiter;
 pub mod model;
 mod pages;
@@ -16,7 +18,11 @@ mod submit;
 mod transport;
 pub mod validate;
 
-pub use client::{Client, ClientBuilder, DEFAULT_MAX_RATE_LIMIT_PAUSE, VERSION_PATH};
+pub use client::{
+    Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE, DEFAULT_TIMEOUT,
+    DEFAULT_USER_AGENT, VERSION_PATH,
+};
+pub use difference::Difference;
 pub use error::{Error, Result};
 pub use limiter::{Limiter, LimiterFuture};
 pub use pages::Page;
@@ -25,11 +31,9 @@ pub use query::{
     ProductSort,
 };
 pub use ratelimit::RateLimiter;
-pub use resources::{Artworks, Catalog, Orders, Products};
-pub use retry::RetryPolicy;
+pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
+pub use retry::{Jitter, RetryPolicy};
 pub use store_api_raw::ApiKey;
 pub use store_api_raw::tls::install_crypto_provider;
-pub use submit::{
-    Attempt, AttemptResult, Difference, NewOrder, Submission, Submitted, new_external_order_id,
-};
+pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};
 pub use validate::StoreSnapshot;

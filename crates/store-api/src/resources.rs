@@ -1,196 +1,116 @@
 //! The resources of the API: catalog, products, artworks and orders.
+//!
+//! Each is a [`Collection`] of its item type: list, get, stream, pages and collect_all are written once
+//! here, and an item type says only how one page and one item are fetched ([`Listed`]).
+
+use std::future::Future;
+use std::marker::PhantomData;
 
 use futures::{Stream, TryStreamExt};
 use store_api_raw::types;
 
-use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::model::{Artwork, CatalogProduct, Order, Product};
+use crate::handle::Client;
+use crate::model::{Artwork, CatalogProduct, Identified, Order, Product};
 use crate::pages::{self, Fetcher, Page};
 use crate::query::{ArtworkQuery, CatalogQuery, OrderQuery, ProductQuery, STREAM_PAGE_SIZE};
 use crate::validate::artwork_url::check_url;
 
-fn count(value: Option<i64>) -> u64 {
-    value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
+/// An item type the API lists by page and reads by id: how one page and one item are fetched.
+///
+/// Implemented for [`CatalogProduct`], [`Product`], [`Artwork`] and [`Order`]; the methods are the
+/// plumbing of [`Collection`], which is how they are meant to be called.
+pub trait Listed: Identified + Send + Sized + 'static {
+    /// The query of the list.
+    type Query: Clone + Send + Sync + 'static;
+
+    /// Fetches one page of `query` (the page the query names, or the first).
+    fn list(client: Client, query: Self::Query) -> impl Future<Output = Result<Page<Self>>> + Send;
+
+    /// Fetches one item by id.
+    fn get<'a>(client: &'a Client, id: &'a str) -> impl Future<Output = Result<Self>> + Send + 'a;
+
+    /// `query` set to page `page`, with its page size or `default_limit`.
+    fn with_stream_page(query: Self::Query, page: u64, default_limit: u64) -> Self::Query;
 }
 
-macro_rules! page_of {
-    ($list:expr, $page:expr, $map:expr) => {{
-        let list = $list;
-        Page {
-            items: list.items.into_iter().map($map).collect(),
-            total_items: count(list.total_items),
-            total_pages: count(list.total_pages),
-            page: $page,
-        }
-    }};
-}
-
-/// Streams every page of `query` with page size 100 (unless the query sets one), starting at page 1.
-fn fetcher<Q, T, F, Fut>(
-    client: &Client,
-    query: &Q,
-    set_page: fn(Q, u64, u64) -> Q,
-    list: F,
-) -> Fetcher<T>
-where
-    Q: Clone + Send + Sync + 'static,
-    T: Send + 'static,
-    F: Fn(Client, Q) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Page<T>>> + Send + 'static,
-{
-    let client = client.clone();
-    let query = query.clone();
-    Box::new(move |page| {
-        Box::pin(list(
-            client.clone(),
-            set_page(query.clone(), page, STREAM_PAGE_SIZE),
-        ))
-    })
+/// The items of one resource of the store: `list`, `get`, `stream`, `pages` and `collect_all`.
+pub struct Collection<'a, T> {
+    pub(crate) client: &'a Client,
+    // `fn() -> T`: the collection holds no `T`, so it is `Send`, `Sync` and `Copy` whatever `T` is.
+    item: PhantomData<fn() -> T>,
 }
 
 /// `GET /catalog-products`: the blanks available to the store (read-only, no prices).
-#[derive(Debug, Clone, Copy)]
-pub struct Catalog<'a> {
-    pub(crate) client: &'a Client,
+pub type Catalog<'a> = Collection<'a, CatalogProduct>;
+/// `GET /products`: the store's products (read-only; every status).
+pub type Products<'a> = Collection<'a, Product>;
+/// `/artworks`: images the service downloads from an HTTPS URL and stores.
+pub type Artworks<'a> = Collection<'a, Artwork>;
+/// `/orders`: create (exactly once with [`Orders::submit`]), read and list orders.
+pub type Orders<'a> = Collection<'a, Order>;
+
+impl<T> Clone for Collection<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 
-impl Catalog<'_> {
-    /// One page of blanks.
-    pub async fn list(&self, query: &CatalogQuery) -> Result<Page<CatalogProduct>> {
-        list_catalog(self.client.clone(), query.clone()).await
+impl<T> Copy for Collection<'_, T> {}
+
+impl<T> std::fmt::Debug for Collection<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collection")
+            .field("item", &std::any::type_name::<T>())
+            .field("client", self.client)
+            .finish()
+    }
+}
+
+impl<'a, T> Collection<'a, T> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Collection {
+            client,
+            item: PhantomData,
+        }
+    }
+}
+
+impl<T: Listed> Collection<'_, T> {
+    /// One page of `query`.
+    pub async fn list(&self, query: &T::Query) -> Result<Page<T>> {
+        T::list(self.client.clone(), query.clone()).await
     }
 
-    /// One blank; a blank unavailable to the store is [`Error::NotFound`].
-    pub async fn get(&self, id: &str) -> Result<CatalogProduct> {
-        let inner = &self.client.inner;
-        inner
-            .raw
-            .get_catalog_product(&inner.store_id, id)
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|e| Error::from_raw(e, true))
+    /// One item by id; an item of another store (or unavailable to this one) is [`Error::NotFound`].
+    pub async fn get(&self, id: &str) -> Result<T> {
+        T::get(self.client, id).await
     }
 
-    /// Every blank matching `query`, page after page, lazily.
-    pub fn stream(
-        &self,
-        query: &CatalogQuery,
-    ) -> impl Stream<Item = Result<CatalogProduct>> + Send + use<> {
-        pages::items(fetcher(
-            self.client,
-            query,
-            |q, page, limit| q.with_stream_page(page, limit),
-            list_catalog,
-        ))
+    /// Every item matching `query`, page after page, lazily, de-duplicated across pages.
+    pub fn stream(&self, query: &T::Query) -> impl Stream<Item = Result<T>> + Send + use<T> {
+        pages::items(self.fetcher(query))
     }
 
     /// Every page of `query`.
-    pub fn pages(
-        &self,
-        query: &CatalogQuery,
-    ) -> impl Stream<Item = Result<Page<CatalogProduct>>> + Send + use<> {
-        pages::pages(fetcher(
-            self.client,
-            query,
-            |q, page, limit| q.with_stream_page(page, limit),
-            list_catalog,
-        ))
+    pub fn pages(&self, query: &T::Query) -> impl Stream<Item = Result<Page<T>>> + Send + use<T> {
+        pages::pages(self.fetcher(query))
     }
 
-    /// Every blank matching `query`, collected.
-    pub async fn collect_all(&self, query: &CatalogQuery) -> Result<Vec<CatalogProduct>> {
+    /// Every item matching `query`, collected.
+    pub async fn collect_all(&self, query: &T::Query) -> Result<Vec<T>> {
         self.stream(query).try_collect().await
     }
-}
 
-async fn list_catalog(client: Client, query: CatalogQuery) -> Result<Page<CatalogProduct>> {
-    let inner = &client.inner;
-    let page = query.paging.page.unwrap_or(1);
-    let list = inner
-        .raw
-        .list_catalog_products(
-            &inner.store_id,
-            query.method_filter().as_deref(),
-            query.product_type_filter().as_deref(),
-            query.paging.limit()?,
-            query.paging.page()?,
-            query.sorts.created_at,
-            query.sorts.name,
-            query.sorts.updated_at,
-        )
-        .await
-        .map_err(|e| Error::from_raw(e, true))?
-        .into_inner();
-    Ok(page_of!(list, page, |p| p))
-}
-
-/// `GET /products`: the store's products (read-only; every status).
-#[derive(Debug, Clone, Copy)]
-pub struct Products<'a> {
-    pub(crate) client: &'a Client,
-}
-
-impl Products<'_> {
-    /// One page of products.
-    pub async fn list(&self, query: &ProductQuery) -> Result<Page<Product>> {
-        list_products(self.client.clone(), query.clone()).await
+    /// Fetches page `n` of `query` with the stream page size (unless the query sets one).
+    fn fetcher(&self, query: &T::Query) -> Fetcher<T> {
+        let client = self.client.clone();
+        let query = query.clone();
+        Box::new(move |page| {
+            let query = T::with_stream_page(query.clone(), page, STREAM_PAGE_SIZE);
+            Box::pin(T::list(client.clone(), query))
+        })
     }
-
-    /// One product of any status; another store's product is [`Error::NotFound`].
-    pub async fn get(&self, id: &str) -> Result<Product> {
-        let inner = &self.client.inner;
-        inner
-            .raw
-            .get_product(&inner.store_id, id)
-            .await
-            .map(|r| Product::from(r.into_inner()))
-            .map_err(|e| Error::from_raw(e, true))
-    }
-
-    /// Every product matching `query`, lazily.
-    pub fn stream(
-        &self,
-        query: &ProductQuery,
-    ) -> impl Stream<Item = Result<Product>> + Send + use<> {
-        pages::items(fetcher(
-            self.client,
-            query,
-            |q, page, limit| q.with_stream_page(page, limit),
-            list_products,
-        ))
-    }
-
-    /// Every product matching `query`, collected.
-    pub async fn collect_all(&self, query: &ProductQuery) -> Result<Vec<Product>> {
-        self.stream(query).try_collect().await
-    }
-}
-
-async fn list_products(client: Client, query: ProductQuery) -> Result<Page<Product>> {
-    let inner = &client.inner;
-    let page = query.paging.page.unwrap_or(1);
-    let list = inner
-        .raw
-        .list_products(
-            &inner.store_id,
-            query.status_filter().as_deref(),
-            query.paging.limit()?,
-            query.paging.page()?,
-            query.sorts.created_at,
-            query.sorts.name,
-            query.sorts.updated_at,
-        )
-        .await
-        .map_err(|e| Error::from_raw(e, true))?
-        .into_inner();
-    Ok(page_of!(list, page, Product::from))
-}
-
-/// `/artworks`: images the service downloads from an HTTPS URL and stores.
-#[derive(Debug, Clone, Copy)]
-pub struct Artworks<'a> {
-    pub(crate) client: &'a Client,
 }
 
 impl Artworks<'_> {
@@ -220,83 +140,9 @@ impl Artworks<'_> {
             .map(|r| r.into_inner())
             .map_err(|e| Error::from_raw(e, true))
     }
-
-    /// One page of artworks.
-    pub async fn list(&self, query: &ArtworkQuery) -> Result<Page<Artwork>> {
-        list_artworks(self.client.clone(), query.clone()).await
-    }
-
-    /// One artwork; another store's artwork is [`Error::NotFound`].
-    pub async fn get(&self, id: &str) -> Result<Artwork> {
-        let inner = &self.client.inner;
-        inner
-            .raw
-            .get_artwork(&inner.store_id, id)
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|e| Error::from_raw(e, true))
-    }
-
-    /// Every artwork, lazily.
-    pub fn stream(
-        &self,
-        query: &ArtworkQuery,
-    ) -> impl Stream<Item = Result<Artwork>> + Send + use<> {
-        pages::items(fetcher(
-            self.client,
-            query,
-            |q, page, limit| q.with_stream_page(page, limit),
-            list_artworks,
-        ))
-    }
-
-    /// Every artwork, collected.
-    pub async fn collect_all(&self, query: &ArtworkQuery) -> Result<Vec<Artwork>> {
-        self.stream(query).try_collect().await
-    }
-}
-
-async fn list_artworks(client: Client, query: ArtworkQuery) -> Result<Page<Artwork>> {
-    let inner = &client.inner;
-    let page = query.paging.page.unwrap_or(1);
-    let list = inner
-        .raw
-        .list_artworks(
-            &inner.store_id,
-            query.paging.limit()?,
-            query.paging.page()?,
-            query.sorts.created_at,
-            query.sorts.name,
-        )
-        .await
-        .map_err(|e| Error::from_raw(e, true))?
-        .into_inner();
-    Ok(page_of!(list, page, |a| a))
-}
-
-/// `/orders`: create (exactly once with [`Orders::submit`]), read and list orders.
-#[derive(Debug, Clone, Copy)]
-pub struct Orders<'a> {
-    pub(crate) client: &'a Client,
 }
 
 impl Orders<'_> {
-    /// One page of orders.
-    pub async fn list(&self, query: &OrderQuery) -> Result<Page<Order>> {
-        list_orders(self.client.clone(), query.clone()).await
-    }
-
-    /// One order; another store's order is [`Error::NotFound`].
-    pub async fn get(&self, id: &str) -> Result<Order> {
-        let inner = &self.client.inner;
-        inner
-            .raw
-            .get_order(&inner.store_id, id)
-            .await
-            .map(|r| Order::from(r.into_inner()))
-            .map_err(|e| Error::from_raw(e, true))
-    }
-
     /// The order with this external order id, if any.
     pub async fn find_by_external_id(&self, external_order_id: &str) -> Result<Option<Order>> {
         let page = self
@@ -311,69 +157,71 @@ impl Orders<'_> {
             .into_iter()
             .find(|o| o.external_order_id.as_deref() == Some(external_order_id)))
     }
-
-    /// Every order matching `query`, lazily, de-duplicated across pages.
-    pub fn stream(&self, query: &OrderQuery) -> impl Stream<Item = Result<Order>> + Send + use<> {
-        pages::items(fetcher(
-            self.client,
-            query,
-            |q, page, limit| q.with_stream_page(page, limit),
-            list_orders,
-        ))
-    }
-
-    /// Every page of `query`.
-    pub fn pages(
-        &self,
-        query: &OrderQuery,
-    ) -> impl Stream<Item = Result<Page<Order>>> + Send + use<> {
-        pages::pages(fetcher(
-            self.client,
-            query,
-            |q, page, limit| q.with_stream_page(page, limit),
-            list_orders,
-        ))
-    }
-
-    /// Every order matching `query`, collected.
-    pub async fn collect_all(&self, query: &OrderQuery) -> Result<Vec<Order>> {
-        self.stream(query).try_collect().await
-    }
 }
 
-async fn list_orders(client: Client, query: OrderQuery) -> Result<Page<Order>> {
-    let inner = &client.inner;
-    let page = query.paging.page.unwrap_or(1);
-    let [external, fulfillment, payment, status] = query.filters()?;
-    let list = inner
-        .raw
-        .list_orders(
-            &inner.store_id,
-            external.as_deref(),
-            fulfillment.as_deref(),
-            payment.as_deref(),
-            status.as_deref(),
-            query.paging.limit()?,
-            query.paging.page()?,
-            query.sorts.created_at,
-            query.sorts.updated_at,
-        )
-        .await
-        .map_err(|e| Error::from_raw(e, true))?
-        .into_inner();
-    Ok(page_of!(list, page, Order::from))
+fn count(value: Option<i64>) -> u64 {
+    value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
 }
 
-/// Streaming walks pages from 1 with the query's page size, or 100.
-macro_rules! stream_page {
-    ($($query:ty),*) => {$(
-        impl $query {
-            pub(crate) fn with_stream_page(mut self, page: u64, default_limit: u64) -> Self {
-                self.paging.page = Some(page);
-                self.paging.limit = Some(self.paging.limit.unwrap_or(default_limit));
-                self
+fn raw_error(error: progenitor_client::Error<types::Error>) -> Error {
+    Error::from_raw(error, true)
+}
+
+/// `impl Listed` for an item type: its query type, its raw get and list methods, and the list's filter
+/// arguments (computed from `$query`, after an optional `let`) and sort fields. The page envelope, the
+/// paging arguments, the error mapping and the stream paging are the same for every list.
+macro_rules! listed {
+    (
+        $item:ty, $query_ty:ty, $get:ident, $list:ident,
+        |$query:ident| $(let $bind:pat = $init:expr;)? filters [$($filter:expr),*], sorts [$($sort:ident),*]
+    ) => {
+        impl Listed for $item {
+            type Query = $query_ty;
+
+            async fn list(client: Client, $query: $query_ty) -> Result<Page<Self>> {
+                let page = $query.paging.page.unwrap_or(1);
+                $(let $bind = $init;)?
+                let (limit, number) = ($query.paging.limit()?, $query.paging.page()?);
+                let inner = &client.inner;
+                let answer = inner
+                    .raw
+                    .$list(&inner.store_id, $($filter,)* limit, number, $($query.sorts.$sort),*)
+                    .await;
+                let list = answer.map_err(raw_error)?.into_inner();
+                Ok(Page {
+                    items: list.items,
+                    total_items: count(list.total_items),
+                    total_pages: count(list.total_pages),
+                    page,
+                })
+            }
+
+            async fn get(client: &Client, id: &str) -> Result<Self> {
+                let inner = &client.inner;
+                let answer = inner.raw.$get(&inner.store_id, id).await;
+                answer.map(|r| r.into_inner()).map_err(raw_error)
+            }
+
+            fn with_stream_page(mut query: $query_ty, page: u64, default_limit: u64) -> $query_ty {
+                query.paging.page = Some(page);
+                query.paging.limit = Some(query.paging.limit.unwrap_or(default_limit));
+                query
             }
         }
-    )*};
+    };
 }
-stream_page!(CatalogQuery, ProductQuery, ArtworkQuery, OrderQuery);
+
+listed!(CatalogProduct, CatalogQuery, get_catalog_product, list_catalog_products, |query|
+    filters [query.method_filter().as_deref(), query.product_type_filter().as_deref()],
+    sorts [created_at, name, updated_at]);
+
+listed!(Product, ProductQuery, get_product, list_products, |query|
+    filters [query.status_filter().as_deref()], sorts [created_at, name, updated_at]);
+
+listed!(Artwork, ArtworkQuery, get_artwork, list_artworks, |query|
+    filters [], sorts [created_at, name]);
+
+listed!(Order, OrderQuery, get_order, list_orders, |query|
+    let [external, fulfillment, payment, status] = query.filters()?;
+    filters [external.as_deref(), fulfillment.as_deref(), payment.as_deref(), status.as_deref()],
+    sorts [created_at, updated_at]);

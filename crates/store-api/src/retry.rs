@@ -1,7 +1,54 @@
 //! The retry decision: a pure function of what happened and which attempt it was, separate from the
-//! network loop, so it can be read and tested as a table.
+//! network loop, so it can be read and tested as a table. The backoff's randomness comes from the
+//! policy's [`Jitter`], so a test that injects a fixed one gets the same decision every time.
+//!
+//! Which failures are worth another attempt is decided here and only here ([`is_retryable`]);
+//! [`Error::is_retryable`](crate::Error::is_retryable) asks this module.
 
 use std::time::Duration;
+
+/// Where the backoff's jitter comes from: a fraction of the backoff ceiling in `[0, 1]` (values outside
+/// are clamped, NaN counts as 0). [`Jitter::Random`], the default, is uniform randomness; a test
+/// injects [`Jitter::Fixed`] or its own [`Jitter::Source`] and gets the same decision every time.
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// Uniform random fractions.
+    #[default]
+    Random,
+    /// Always this fraction.
+    Fixed(f64),
+    /// Fractions from this function.
+    Source(fn() -> f64),
+}
+
+impl Jitter {
+    /// One fraction in `[0, 1]`.
+    pub fn fraction(&self) -> f64 {
+        let fraction = match self {
+            Jitter::Random => fastrand::f64(),
+            Jitter::Fixed(fraction) => *fraction,
+            Jitter::Source(source) => source(),
+        };
+        if fraction.is_nan() {
+            0.0
+        } else {
+            fraction.clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// Two sources are equal when they are the same kind with the same fraction or the same function.
+impl PartialEq for Jitter {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Jitter::Random, Jitter::Random) => true,
+            (Jitter::Fixed(a), Jitter::Fixed(b)) => a == b,
+            (Jitter::Source(a), Jitter::Source(b)) => std::ptr::fn_addr_eq(*a, *b),
+            _ => false,
+        }
+    }
+}
 
 /// How often and how long to retry.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,6 +62,8 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Largest backoff step (default 10 s).
     pub max_delay: Duration,
+    /// Source of the backoff's jitter (default [`Jitter::Random`]).
+    pub jitter: Jitter,
 }
 
 impl Default for RetryPolicy {
@@ -24,6 +73,7 @@ impl Default for RetryPolicy {
             max_elapsed: Duration::from_secs(60),
             base_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(10),
+            jitter: Jitter::Random,
         }
     }
 }
@@ -35,6 +85,22 @@ impl RetryPolicy {
             max_attempts: 1,
             ..RetryPolicy::default()
         }
+    }
+
+    /// The default policy of [`Orders::submit`](crate::Orders::submit): 10 attempts within 5 minutes,
+    /// 250 ms doubling to 10 s. An order is worth more patience than a read.
+    pub fn submit() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 10,
+            max_elapsed: Duration::from_secs(300),
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// Sets the source of the backoff's jitter.
+    pub fn with_jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
     }
 
     /// Sets the number of attempts (at least 1).
@@ -55,14 +121,15 @@ impl RetryPolicy {
         self
     }
 
-    /// Full jitter: a random wait between zero and `min(max_delay, base × 2^(attempt − 1))`.
+    /// Full jitter: a wait between zero and `min(max_delay, base × 2^(attempt − 1))`, the policy's
+    /// [`Jitter`] choosing where.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let exponent = attempt.saturating_sub(1).min(16);
         let ceiling = self
             .base_delay
             .saturating_mul(1 << exponent)
             .min(self.max_delay);
-        ceiling.mul_f64(fastrand::f64())
+        ceiling.mul_f64(self.jitter.fraction())
     }
 }
 
@@ -86,14 +153,27 @@ pub enum Decision {
     Stop,
 }
 
+/// Whether `outcome` is worth another attempt at all, limits aside: the one retry rule.
+/// `replayable` says whether sending the request twice is harmless.
+///
+/// - 2xx and 4xx other than 429: no (an unchanged retry fails again; 401 is never retried).
+/// - 429: yes, for any request (the seed says nothing was processed).
+/// - no connection made: yes, for any request (nothing was sent).
+/// - 5xx, timeout, reset: only for replayable requests.
+pub fn is_retryable(outcome: Outcome, replayable: bool) -> bool {
+    match outcome {
+        Outcome::Status(429, _) | Outcome::ConnectFailed => true,
+        Outcome::Status(status, _) => status >= 500 && replayable,
+        Outcome::NoAnswer => replayable,
+    }
+}
+
 /// Decides whether attempt `attempt` (1-based) is followed by another. `replayable` says whether sending
 /// the request twice is harmless (GETs; not a create without an idempotency key).
 ///
-/// - 2xx and 4xx other than 429: stop (an unchanged retry fails again; 401 is never retried).
-/// - 429: retry any request after Retry-After (the seed says nothing was processed), unless Retry-After
-///   is longer than what is left of `max_elapsed`: then stop at once rather than wait in vain.
-/// - no connection made: retry any request (nothing was sent).
-/// - 5xx, timeout, reset: retry only replayable requests.
+/// Retries what [`is_retryable`] allows, while attempts and time are left. A 429 waits for its
+/// Retry-After (at least the backoff), unless Retry-After is longer than what is left of `max_elapsed`:
+/// then it stops at once rather than wait in vain. Deterministic for a given policy [`Jitter`].
 pub fn decide(
     policy: &RetryPolicy,
     replayable: bool,
@@ -101,7 +181,10 @@ pub fn decide(
     attempt: u32,
     elapsed: Duration,
 ) -> Decision {
-    if attempt >= policy.max_attempts || elapsed >= policy.max_elapsed {
+    if attempt >= policy.max_attempts
+        || elapsed >= policy.max_elapsed
+        || !is_retryable(outcome, replayable)
+    {
         return Decision::Stop;
     }
     match outcome {
@@ -111,13 +194,7 @@ pub fn decide(
         Outcome::Status(429, retry_after) => {
             Decision::RetryAfter(retry_after.unwrap_or_default().max(policy.backoff(attempt)))
         }
-        Outcome::Status(status, _) if status >= 500 && replayable => {
-            Decision::RetryAfter(policy.backoff(attempt))
-        }
-        Outcome::Status(..) => Decision::Stop,
-        Outcome::ConnectFailed => Decision::RetryAfter(policy.backoff(attempt)),
-        Outcome::NoAnswer if replayable => Decision::RetryAfter(policy.backoff(attempt)),
-        Outcome::NoAnswer => Decision::Stop,
+        _ => Decision::RetryAfter(policy.backoff(attempt)),
     }
 }
 
@@ -192,6 +269,22 @@ mod tests {
             decide(&policy, true, outcome, 1, Duration::from_secs(10)),
             Decision::RetryAfter(_)
         ));
+    }
+
+    #[test]
+    fn the_decision_is_deterministic_with_an_injected_jitter() {
+        let half = RetryPolicy::default().with_jitter(Jitter::Fixed(0.5));
+        for _ in 0..3 {
+            assert_eq!(
+                decide(&half, true, Outcome::NoAnswer, 3, Duration::ZERO),
+                Decision::RetryAfter(Duration::from_millis(500))
+            );
+        }
+        let source = RetryPolicy::default().with_jitter(Jitter::Source(|| 7.0));
+        assert_eq!(source.backoff(1), Duration::from_millis(250));
+        let nan = RetryPolicy::default().with_jitter(Jitter::Fixed(f64::NAN));
+        assert_eq!(nan.backoff(1), Duration::ZERO);
+        assert_eq!(RetryPolicy::default().jitter, Jitter::Random);
     }
 
     #[test]

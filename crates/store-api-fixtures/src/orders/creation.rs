@@ -77,19 +77,18 @@ fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) 
         status: Some(OrderStatus::Pending),
         fulfillment_status: Some(FulfillmentStatus::Pending),
         payment_status: Some(PaymentStatus::Due),
-        is_test: Some(false),
+        is_test: false,
         total_quantity: Some(totals.quantity),
         subtotal_cost: Some(totals.subtotal),
         shipping_cost: Some(totals.shipping),
         total_cost: Some(totals.total),
         line_items,
         shipping_address: Some(shipping_address(&request.shipping_address)),
-        tracking_info: None,
         ordered_at: Some(request.ordered_at.unwrap_or(created)),
-        fulfilled_at: None,
-        canceled_at: None,
         created_at: Some(created),
         updated_at: Some(created),
+        // Not tracked, fulfilled or canceled yet; and any field the spec adds starts empty.
+        ..Default::default()
     }
 }
 
@@ -104,21 +103,13 @@ pub(super) fn line_item(
     let unit = unit_cents(state, item);
     let mut line = types::OrderLineItem {
         id: new_id("li"),
-        product_id: None,
-        product_variant_id: None,
-        sku: None,
-        name: None,
-        color: None,
-        size: None,
         quantity: Some(quantity),
-        is_custom: Some(input.is_custom),
+        is_custom: input.is_custom,
         unit_cost: Some(dollars(unit)),
         total_cost: Some(dollars(unit.saturating_mul(quantity))),
-        images: Vec::new(),
         position: Some(i64::try_from(index + 1).unwrap_or(i64::MAX)),
-        catalog_product_id: None,
-        catalog_product_variant_id: None,
-        decorations: Vec::new(),
+        // The rest is filled in below by kind; any field the spec adds starts empty.
+        ..Default::default()
     };
     let (owner, fallback, variant_name, variant_id, color, size) = match item.source {
         ItemSource::Product { product, variant } => {

@@ -3,6 +3,7 @@
 //! exact and consistent, then served as dollars.
 
 use store_api::validate::{ItemSource, ResolvedLineItem};
+use store_api_raw::money::Money;
 use store_api_raw::types;
 
 use crate::seed::Pricing;
@@ -11,7 +12,7 @@ use crate::state::State;
 /// What the store pays for one unit of a resolved line item, in cents.
 pub(super) fn unit_cents(state: &State, item: &ResolvedLineItem<'_>) -> i64 {
     match item.source {
-        ItemSource::Product { variant, .. } => cents(variant.cost.unwrap_or(0.0)),
+        ItemSource::Product { variant, .. } => variant.cost.map_or(0, Money::cents),
         ItemSource::Blank { blank, .. } => {
             let decorations: i64 = item
                 .input
@@ -51,9 +52,9 @@ fn decoration_cost(pricing: &Pricing, method: &str) -> f64 {
 /// An order's totals, from its priced line items.
 pub(super) struct Totals {
     pub quantity: i64,
-    pub subtotal: f64,
-    pub shipping: f64,
-    pub total: f64,
+    pub subtotal: Money,
+    pub shipping: Money,
+    pub total: Money,
 }
 
 impl Totals {
@@ -66,7 +67,7 @@ impl Totals {
         let subtotal = line_items
             .iter()
             .filter_map(|li| li.total_cost)
-            .map(cents)
+            .map(Money::cents)
             .fold(0, i64::saturating_add);
         let shipping = shipping_cents(pricing, quantity);
         Totals {
@@ -95,9 +96,9 @@ fn cents(dollars: f64) -> i64 {
     }
 }
 
-/// Whole cents to the dollars the wire carries.
-pub(super) fn dollars(cents: i64) -> f64 {
-    cents as f64 / 100.0
+/// Whole cents as the wire's money.
+pub(super) fn dollars(cents: i64) -> Money {
+    Money::from_cents(cents)
 }
 
 #[cfg(test)]
@@ -107,7 +108,7 @@ mod tests {
     #[test]
     fn money_is_exact_in_cents() {
         assert_eq!(cents(0.1 + 0.2), 30);
-        assert_eq!(dollars(cents(8.25) + cents(3.25) * 2), 14.75);
+        assert_eq!(dollars(cents(8.25) + cents(3.25) * 2).to_f64(), 14.75);
         assert_eq!(cents(f64::NAN), 0);
     }
 }

@@ -168,7 +168,7 @@ pub fn product_variant(id: &str, sku: &str) -> types::ProductVariant {
     types::ProductVariant {
         color: None,
         compare_at_price: None,
-        cost: Some(10.0),
+        cost: Some(10.0.into()),
         id: id.to_owned(),
         is_discontinued: Some(false),
         name: Some(format!("Variant {id}")),
