@@ -8,7 +8,6 @@ use std::time::Duration;
 use store_api_raw::{ApiKey, Hooks};
 
 use crate::cache::TtlCell;
-use crate::validate::StoreSnapshot;
 use crate::error::{Error, Result};
 pub use crate::handle::Client;
 use crate::handle::Inner;
@@ -18,6 +17,7 @@ use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
 use crate::transport::ClientTransport;
+use crate::validate::StoreSnapshot;
 
 /// The path after the host: every Store API 2026-08 route lives under it.
 pub const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use crate::cache::TtlCell;
-use crate::validate::StoreSnapshot;
 use crate::limiter::Limiter;
 use crate::ratelimit::RateLimiter;
 use crate::retry::RetryPolicy;
 use crate::transport::ClientTransport;
+use crate::validate::StoreSnapshot;
 
 /// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
 /// and the caches. `Send + Sync`. Its `Debug` never shows the key.
