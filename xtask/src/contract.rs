@@ -58,15 +58,27 @@ fn header(out: &mut String) {
     );
 }
 
-fn version(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
-    let version = str_at(spec, &["info", "version"])?;
+/// The version prefix of the spec's text (the path of `servers[0].url`), for tools that read the spec
+/// at run time (the bench's Prism run) rather than the generated contract.
+pub fn version_prefix(spec_text: &str) -> Result<String, CodegenError> {
+    let spec: Value =
+        serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
+    prefix_of(&spec).map(str::to_owned)
+}
+
+fn prefix_of(spec: &Value) -> Result<&str, CodegenError> {
     let url = spec
         .get("servers")
         .and_then(|s| s.get(0))
         .and_then(|s| s.get("url"))
         .and_then(Value::as_str)
         .ok_or_else(|| spec_error("servers[0].url is missing"))?;
-    let prefix = server_path(url)?;
+    server_path(url)
+}
+
+fn version(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
+    let version = str_at(spec, &["info", "version"])?;
+    let prefix = prefix_of(spec)?;
     writeln!(
         out,
         "/// The API version (`info.version`).\npub const API_VERSION: &str = {version:?};\n\

@@ -17,8 +17,6 @@ pub const PREFIX: &str = ".tools/prism";
 /// The request both servers answer: one page of 100 orders of the seeded store. Prism mishandles
 /// bracketed query names such as `filter[status]`, so the query has none.
 pub const ORDERS_PATH: &str = "/stores/store_alpha/orders?limit=100";
-/// The spec's base path, which Prism may or may not put before the paths.
-const BASE_PATH: &str = "/store-api/2026-08";
 /// `store_alpha`'s key in the emulator's seed (Prism only checks that one is sent).
 pub const API_KEY: &str = "csk_ce4d6676e735329b21b3d864ca427df5";
 /// How long Prism may take to load the spec and listen.
@@ -60,12 +58,21 @@ pub struct MockServer {
     addr: SocketAddr,
     /// The path under which Prism answers [`ORDERS_PATH`].
     pub orders_path: String,
+    /// The spec's base path (`servers[0].url`'s path).
+    base_path: String,
 }
 
 impl MockServer {
     /// Starts `prism mock SPEC` on a free port of 127.0.0.1, logging to `log`, and waits until it
     /// answers the orders page, under the spec's base path or without it.
     pub fn start(binary: &Path, spec: &Path, log: &Path) -> Result<MockServer, BenchError> {
+        let spec_text = std::fs::read_to_string(spec)
+            .map_err(|e| BenchError::Io(format!("reading {}", spec.display()), e))?;
+        let base_path =
+            crate::contract::version_prefix(&spec_text).map_err(|e| BenchError::Command {
+                command: "reading the spec's base path".to_owned(),
+                detail: e.to_string(),
+            })?;
         let port = free_port()?;
         let log_file = std::fs::File::create(log)
             .map_err(|e| BenchError::Io(format!("creating {}", log.display()), e))?;
@@ -88,6 +95,7 @@ impl MockServer {
             child,
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
             orders_path: String::new(),
+            base_path,
         };
         server.orders_path = server.wait_until_serving(log)?;
         Ok(server)
@@ -100,7 +108,11 @@ impl MockServer {
 
     /// Polls until one of the two candidate paths answers 200; returns it.
     fn wait_until_serving(&mut self, log: &Path) -> Result<String, BenchError> {
-        let candidates = [ORDERS_PATH.to_owned(), format!("{BASE_PATH}{ORDERS_PATH}")];
+        // Prism may or may not put the spec's base path before the paths.
+        let candidates = [
+            ORDERS_PATH.to_owned(),
+            format!("{}{ORDERS_PATH}", self.base_path),
+        ];
         let started = Instant::now();
         let mut last = String::from("no answer");
         while started.elapsed() < START_TIMEOUT {
