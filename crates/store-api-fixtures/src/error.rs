@@ -53,7 +53,7 @@ impl ApiError {
             Self::Unauthorized(text) => types::ErrorMessage::String((*text).to_owned()),
             Self::PayloadTooLarge => types::ErrorMessage::String(format!(
                 "Request body is larger than the limit of {} bytes",
-                crate::server::MAX_BODY_BYTES
+                store_api_raw::contract::MAX_BODY_BYTES
             )),
             Self::TooManyRequests { .. } => types::ErrorMessage::String(
                 "Too many requests; retry after the time given in Retry-After".into(),
