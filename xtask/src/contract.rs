@@ -534,7 +534,7 @@ fn camel(text: &str) -> String {
 }
 
 /// `listCatalogProducts` → `list_catalog_products` (progenitor's method and operation id).
-fn snake(id: &str) -> String {
+pub(crate) fn snake(id: &str) -> String {
     let mut out = String::new();
     for (i, c) in id.chars().enumerate() {
         if c.is_ascii_uppercase() {

@@ -152,17 +152,7 @@ fn ref_name(schema: &Value) -> Option<&str> {
 /// `CreateOrderRequest` → `create_order_request`, `isCustom` → `is_custom`; Rust keywords get a `_`
 /// suffix, as typify names them.
 fn snake_case(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
+    let mut out = crate::contract::snake(name);
     if syn::parse_str::<syn::Ident>(&out).is_err() {
         out.push('_');
     }

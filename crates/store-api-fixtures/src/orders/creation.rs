@@ -62,13 +62,7 @@ pub(super) fn into_api_error(violations: &[validate::Violation]) -> ApiError {
 /// The new order, numbered after the store's last one, as the service answers it.
 fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) -> types::Order {
     let request = resolved.request;
-    let line_items: Vec<types::OrderLineItem> = resolved
-        .line_items
-        .iter()
-        .enumerate()
-        .map(|(index, item)| line_item(state, index, item))
-        .collect();
-    let totals = Totals::of(&state.pricing, &line_items);
+    let (line_items, totals) = priced_line_items(state, resolved);
     let created = now();
     types::Order {
         id: new_id("ord"),
@@ -92,12 +86,23 @@ fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) 
     }
 }
 
-/// One line item of the new order, at 0-based `index`, from what the validator resolved.
-pub(super) fn line_item(
+/// The order's line items from what the validator resolved, priced, with the order's totals.
+pub(super) fn priced_line_items(
     state: &State,
-    index: usize,
-    item: &ResolvedLineItem<'_>,
-) -> types::OrderLineItem {
+    resolved: &ResolvedOrder<'_>,
+) -> (Vec<types::OrderLineItem>, Totals) {
+    let line_items: Vec<types::OrderLineItem> = resolved
+        .line_items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| line_item(state, index, item))
+        .collect();
+    let totals = Totals::of(&state.pricing, &line_items);
+    (line_items, totals)
+}
+
+/// One line item of the new order, at 0-based `index`, from what the validator resolved.
+fn line_item(state: &State, index: usize, item: &ResolvedLineItem<'_>) -> types::OrderLineItem {
     let input = item.input;
     let quantity = i64::try_from(input.quantity.get()).unwrap_or(i64::MAX);
     let unit = unit_cents(state, item);

@@ -5,8 +5,7 @@ use store_api::validate;
 use store_api_raw::open::{FulfillmentStatus, OrderStatus, WebhookTopic};
 use store_api_raw::types;
 
-use super::creation::{into_api_error, line_item};
-use super::pricing::Totals;
+use super::creation::{into_api_error, priced_line_items};
 use super::view::StoreView;
 use crate::error::ApiError;
 use crate::events::PendingEvent;
@@ -58,13 +57,7 @@ pub(crate) fn edit_line_items(
         let view = StoreView { state, store };
         let resolved = validate::validate_order(&request, &view)
             .map_err(|violations| into_api_error(&violations))?;
-        let items: Vec<types::OrderLineItem> = resolved
-            .line_items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| line_item(state, index, item))
-            .collect();
-        let totals = Totals::of(&state.pricing, &items);
+        let (items, totals) = priced_line_items(state, &resolved);
         let mut updated = order.clone();
         updated.line_items = items;
         updated.total_quantity = Some(totals.quantity);

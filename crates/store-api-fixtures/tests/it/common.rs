@@ -574,3 +574,16 @@ pub fn cents(value: &Value) -> i64 {
     );
     cents as i64
 }
+
+/// Waits (up to 20 s) until the file at `path` contains `needle`: a state file written in the background.
+pub async fn wait_until_saved(path: &std::path::Path, needle: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(path).is_ok_and(|saved| saved.contains(needle)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{needle} never saved to {}",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -250,11 +250,7 @@ async fn writes_survive_kill_9_after_the_save_interval() {
         .unwrap();
     let order_id = created["id"].as_str().unwrap().to_owned();
     // Wait for the save (polling the file, not a fixed sleep), then kill without any chance to save.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&state).is_ok_and(|saved| saved.contains(&order_id)) {
-        assert!(std::time::Instant::now() < deadline, "never saved");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_until_saved(&state, &order_id).await;
     let pid = binary.child.id().to_string();
     assert!(
         std::process::Command::new("kill")

@@ -24,14 +24,7 @@ async fn orders_artworks_and_keys_survive_a_restart() {
         .await
         .str("/apiKey");
     // Written after the changes, without waiting for the shutdown (what a crash would otherwise lose).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&path).is_ok_and(|saved| saved.contains(&new_key)) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never saved before shutdown"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_until_saved(&path, &new_key).await;
     emu.shutdown().await;
 
     assert!(path.exists());
