@@ -107,6 +107,10 @@ pub enum Rule {
     /// A `type: number` value in Rust that JSON cannot carry (NaN or infinite); only the checks over
     /// the typed request report it.
     Finite,
+    /// A declared field sent as `null` (no request field of the spec is nullable; serde would read it
+    /// as absent). A `null` in a field the schema does not declare is not checked: unrecognized fields
+    /// are ignored, whatever their value. Only the JSON checks report it.
+    NotNull,
 }
 
 /// Which property of which component schema states a failed rule: the property itself, or for
@@ -284,6 +288,14 @@ pub fn number(value: f64, site: Site<'_>, bound: Option<Minimum>, out: &mut Vec<
 
 // ---- JSON
 
+/// A declared field sent as `null`: reported as [`Rule::NotNull`] instead of a type mismatch.
+fn null(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) -> bool {
+    if value.is_null() {
+        site.fail(out, Rule::NotNull);
+    }
+    value.is_null()
+}
+
 /// `type: object` and `required` (in the listed order, stated by `schema`); the fields when it is one.
 pub fn json_object<'v>(
     value: &'v Value,
@@ -292,6 +304,9 @@ pub fn json_object<'v>(
     required: &[&'static str],
     out: &mut Vec<RuleFailure>,
 ) -> Option<&'v Map<String, Value>> {
+    if null(value, site, out) {
+        return None;
+    }
     let Some(fields) = value.as_object() else {
         site.fail(out, Rule::Type(JsonType::Object));
         return None;
@@ -311,6 +326,9 @@ pub fn json_array<'v>(
     min: Option<u64>,
     out: &mut Vec<RuleFailure>,
 ) -> Option<&'v [Value]> {
+    if null(value, site, out) {
+        return None;
+    }
     let Some(items) = value.as_array() else {
         site.fail(out, Rule::Type(JsonType::Array));
         return None;
@@ -321,6 +339,9 @@ pub fn json_array<'v>(
 
 /// `type: string` and its [`StringRules`].
 pub fn json_string(value: &Value, site: Site<'_>, rules: StringRules, out: &mut Vec<RuleFailure>) {
+    if null(value, site, out) {
+        return;
+    }
     let Some(text) = value.as_str() else {
         site.fail(out, Rule::Type(JsonType::String));
         return;
@@ -344,6 +365,9 @@ pub fn json_number(
     bound: Option<Minimum>,
     out: &mut Vec<RuleFailure>,
 ) {
+    if null(value, site, out) {
+        return;
+    }
     let Some(n) = value.as_f64() else {
         let kind = if integer {
             JsonType::Integer
@@ -362,7 +386,7 @@ pub fn json_number(
 
 /// `type: boolean`.
 pub fn json_boolean(value: &Value, site: Site<'_>, out: &mut Vec<RuleFailure>) {
-    if !value.is_boolean() {
+    if !null(value, site, out) && !value.is_boolean() {
         site.fail(out, Rule::Type(JsonType::Boolean));
     }
 }
@@ -377,6 +401,9 @@ pub fn json_one_of(
     options: &[JsonCheck],
     out: &mut Vec<RuleFailure>,
 ) {
+    if null(value, site, out) {
+        return;
+    }
     let fits = options.iter().any(|option| {
         let mut inner = Vec::new();
         option(value, site, &mut inner);

@@ -6,7 +6,7 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use store_api::validate::{Violation, ViolationKind, rule_kind, rule_message};
-use store_api_raw::rule::BodyRules;
+use store_api_raw::rule::{BodyRules, Rule};
 
 use super::MAX_BODY_BYTES;
 use crate::error::ApiError;
@@ -42,7 +42,20 @@ pub(crate) async fn read(body: Body) -> Result<Bytes, ApiError> {
 /// Malformed JSON (or invalid UTF-8) is one message; a body of the wrong shape is one message naming
 /// the field path.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    deserialize(object(bytes)?)
+    let value = object(bytes)?;
+    // None of the control bodies' fields is nullable, and they have no schema to tell declared
+    // fields from others: every `null` is refused.
+    let mut nulls = Vec::new();
+    null_paths(&value, &mut String::new(), &mut nulls);
+    if !nulls.is_empty() {
+        return Err(ApiError::Invalid(
+            nulls
+                .into_iter()
+                .map(|path| format!("{path} must not be null"))
+                .collect(),
+        ));
+    }
+    deserialize(value)
 }
 
 /// Decodes a Store API request body, first checking it against the spec's rules for its schema (the
@@ -55,6 +68,16 @@ pub(crate) fn decode_request<T: DeserializeOwned + BodyRules>(
 ) -> Result<T, ApiError> {
     let value = object(bytes)?;
     let failures = T::check_json(&value);
+    // A declared field sent as `null` is all there is to say (serde would read it as absent); a `null`
+    // in an unrecognized field is ignored like the field itself.
+    let nulls: Vec<String> = failures
+        .iter()
+        .filter(|failure| failure.rule == Rule::NotNull)
+        .map(rule_message)
+        .collect();
+    if !nulls.is_empty() {
+        return Err(ApiError::Invalid(nulls));
+    }
     if failures.is_empty() {
         // A body that passes the schema's rules decodes; should serde still refuse it, say so plainly.
         return deserialize(value);
@@ -76,7 +99,7 @@ pub(crate) fn decode_request<T: DeserializeOwned + BodyRules>(
     Err(ApiError::Invalid(problems))
 }
 
-/// Parses the body as a JSON object without `null`s.
+/// Parses the body as a JSON object.
 fn object(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
@@ -84,17 +107,6 @@ fn object(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
         return Err(ApiError::Invalid(vec![
             "The request body must be a JSON object".into(),
         ]));
-    }
-    // No request field of the spec is nullable, but serde reads `null` as an absent optional field.
-    let mut nulls = Vec::new();
-    null_paths(&value, &mut String::new(), &mut nulls);
-    if !nulls.is_empty() {
-        return Err(ApiError::Invalid(
-            nulls
-                .into_iter()
-                .map(|path| format!("{path} must not be null"))
-                .collect(),
-        ));
     }
     Ok(value)
 }

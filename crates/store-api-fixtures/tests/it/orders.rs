@@ -551,3 +551,26 @@ async fn creating_an_order_emits_orders_create() {
         .await;
     assert_eq!(deliveries.json.as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn unknown_request_fields_are_ignored_even_when_null() {
+    let (_emu, api) = start().await;
+    let mut body = simple_order(Some("unknown-null"));
+    body["giftNote"] = json!(null);
+    body["lineItems"][0]["engraving"] = json!(null);
+    body["shippingAddress"]["address"]["county"] = json!({ "name": null });
+    let order = api.create_order(ALPHA, &body).await;
+    for key in ["giftNote", "engraving", "county"] {
+        assert!(!has_key(&order, key), "{key} was stored: {order}");
+    }
+    // A declared field sent as null is still refused, and the unrecognized ones are not reported.
+    body["externalOrderId"] = json!(null);
+    body["lineItems"][0]["sku"] = json!(null);
+    api.post(ALPHA, "/orders", &body).await.error(
+        400,
+        Msg::List(&[
+            "externalOrderId must not be null",
+            "lineItems.0.sku must not be null",
+        ]),
+    );
+}

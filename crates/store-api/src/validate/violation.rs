@@ -149,6 +149,7 @@ pub fn rule_message(failure: &RuleFailure) -> String {
         Rule::OneOf => "does not have an accepted shape".to_owned(),
         Rule::Required => ViolationKind::MissingField.prefix().to_owned(),
         Rule::Finite => ViolationKind::NotFiniteNumber.prefix().to_owned(),
+        Rule::NotNull => "must not be null".to_owned(),
     };
     say(&failure.path, &constraint)
 }
