@@ -17,8 +17,6 @@ mod pagination;
 mod rate_limit;
 // The rare faults of issue 10: each one billed an order while the caller was told otherwise.
 mod rare_faults;
-// The key never shows in Debug, errors or traces.
-mod secrets;
 // Client, Error and Page cross threads (compile-time).
 mod send_sync;
 // store-api-webhooks end to end: the emulator's signed deliveries to an axum receiver, key rotation,
