@@ -290,11 +290,59 @@ pub enum WebhooksCommand {
     },
 }
 
-/// Options of `emulator`: the same as `store-api-emulator`'s, defined once in the emulator crate.
+/// Options of `emulator`: the same as `store-api-emulator`'s, defined once in the emulator crate; or
+/// `emulator trigger`, which drives an emulator already running at --base-url.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct EmulatorArgs {
+    /// Drive a running emulator instead of starting one.
+    #[command(subcommand)]
+    pub action: Option<EmulatorAction>,
     #[command(flatten)]
     pub serve: store_api_fixtures::ServeArgs,
+}
+
+/// `emulator` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum EmulatorAction {
+    /// Make the emulator at --base-url (store --store-id) emit a webhook topic by doing what causes it
+    /// in the app or at the provider: orders_create (--file, a create-order request), orders_update
+    /// (--order: one rung up the fulfillment ladder), products_create (--file, a product),
+    /// products_update (--product and --file), products_delete (--product).
+    Trigger(TriggerArgs),
+}
+
+/// Options of `emulator trigger`.
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// The webhook topic to cause.
+    #[arg(value_enum)]
+    pub topic: TriggerTopic,
+    /// The order (orders_update).
+    #[arg(long)]
+    pub order: Option<String>,
+    /// The product (products_update, products_delete).
+    #[arg(long)]
+    pub product: Option<String>,
+    /// The JSON body (orders_create, products_create, products_update); `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// The topics `emulator trigger` can cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum TriggerTopic {
+    /// An order created in the app.
+    OrdersCreate,
+    /// An order moved one rung up the fulfillment ladder.
+    OrdersUpdate,
+    /// A product created in the app.
+    ProductsCreate,
+    /// A product replaced in the app.
+    ProductsUpdate,
+    /// A product deleted in the app.
+    ProductsDelete,
 }
 
 /// `placement` subcommands.

@@ -10,6 +10,7 @@ mod events;
 pub mod faults;
 mod loopback;
 mod orders;
+mod remote;
 pub mod seed;
 mod serve;
 mod server;
@@ -25,6 +26,7 @@ pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilde
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use faults::{Fault, FaultKind};
 pub use orders::AppAction;
+pub use remote::{RemoteEmulator, RemoteError};
 pub use seed::Seed;
 pub use serve::{ServeArgs, ServeError};
 pub use server::{API_PREFIX, MAX_BODY_BYTES};

@@ -25,7 +25,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         json: cli.global.json,
     };
     match cli.command {
-        Command::Emulator(args) => emulator::run(args).await,
+        Command::Emulator(args) => emulator::run(args, &cli.global, out).await,
         Command::Completions(args) => completions::run(&args),
         Command::Demo => crate::demo::run().await,
         Command::Webhooks(command) => webhooks::run(command, &cli.global, out),

@@ -2,10 +2,8 @@
 
 use std::time::Duration;
 
-use reqwest::Url;
-use store_api::VERSION_PATH;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus};
-use store_api_fixtures::Emulator;
+use store_api_fixtures::{Emulator, RemoteEmulator, RemoteError};
 
 use crate::cli::WatchArgs;
 use crate::error::CliError;
@@ -111,7 +109,11 @@ enum Advancer<'a> {
         order_id: String,
     },
     /// An emulator at --base-url, through its control endpoint.
-    Remote { http: reqwest::Client, url: Url },
+    Remote {
+        emulator: RemoteEmulator,
+        store_id: String,
+        order_id: String,
+    },
 }
 
 impl<'a> Advancer<'a> {
@@ -124,27 +126,13 @@ impl<'a> Advancer<'a> {
                 order_id: order_id.to_owned(),
             });
         }
-        let base = session.client.base_url();
-        let origin = base.strip_suffix(VERSION_PATH).unwrap_or(base);
-        let mut url = Url::parse(origin)
-            .map_err(|e| CliError::Usage(format!("--advance: bad base URL {origin}: {e}")))?;
-        url.path_segments_mut()
-            .map_err(|()| CliError::Usage(format!("--advance: bad base URL {origin}")))?
-            .pop_if_empty()
-            .extend([
-                "_emulator",
-                "stores",
-                &store_id,
-                "orders",
-                order_id,
-                "advance",
-            ]);
-        // The control endpoint is the emulator's, on this machine: never through a proxy.
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .map_err(|e| CliError::Failed(format!("cannot build an HTTP client: {e}")))?;
-        Ok(Advancer::Remote { http, url })
+        let emulator = RemoteEmulator::new(session.client.base_url())
+            .map_err(|e| CliError::Usage(format!("--advance: {e}")))?;
+        Ok(Advancer::Remote {
+            emulator,
+            store_id,
+            order_id: order_id.to_owned(),
+        })
     }
 
     /// One rung up. The outer error ends the watch; the inner one is a move the order refuses
@@ -159,23 +147,26 @@ impl<'a> Advancer<'a> {
                 .advance_order(store_id, order_id)
                 .map(drop)
                 .map_err(|e| e.message)),
-            Advancer::Remote { http, url } => {
-                let response = http.post(url.clone()).send().await.map_err(|e| {
-                    CliError::Usage(format!(
-                        "--advance: the emulator control endpoint failed: {e}"
-                    ))
-                })?;
-                match response.status().as_u16() {
-                    200..=299 => Ok(Ok(())),
-                    404 => Err(CliError::Usage(format!(
+            Advancer::Remote {
+                emulator,
+                store_id,
+                order_id,
+            } => match emulator.advance_order(store_id, order_id).await {
+                Ok(_) => Ok(Ok(())),
+                Err(RemoteError::Refused(refused)) if refused.status == 404 => {
+                    Err(CliError::Usage(format!(
                         "--advance needs an emulator: {} has no control endpoint (the real service moves orders by itself)",
-                        url.origin().ascii_serialization()
-                    ))),
-                    status => Ok(Err(format!(
-                        "the emulator refused to advance the order ({status})"
-                    ))),
+                        emulator.origin()
+                    )))
                 }
-            }
+                Err(RemoteError::Refused(refused)) => Ok(Err(format!(
+                    "the emulator refused to advance the order ({})",
+                    refused.status
+                ))),
+                Err(other) => Err(CliError::Usage(format!(
+                    "--advance: the emulator control endpoint failed: {other}"
+                ))),
+            },
         }
     }
 }

@@ -142,3 +142,61 @@ fn embedded_emulator_says_so_and_keeps_state_between_commands() {
     )
     .code(2);
 }
+
+#[test]
+fn trigger_drives_a_running_emulator() {
+    use std::io::Write as _;
+
+    let env = crate::common::Env::start();
+    let id = env.submit("trigger-1");
+    // orders_update: one rung up.
+    let advanced = env.run(&[
+        "emulator",
+        "trigger",
+        "orders_update",
+        "--order",
+        &id,
+        "--json",
+    ]);
+    assert_eq!(advanced.code, 0, "{advanced:?}");
+    assert_eq!(advanced.json()["fulfillmentStatus"], "production_requested");
+
+    // orders_create from standard input.
+    let order = std::fs::read_to_string(crate::common::data("order.json")).unwrap();
+    let mut child = env
+        .std_cmd()
+        .args(["emulator", "trigger", "orders_create", "--file", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(order.as_bytes())
+        .unwrap();
+    let created = child.wait_with_output().unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let line = String::from_utf8(created.stdout).unwrap();
+    assert!(line.starts_with("orders_create: ord_"), "{line}");
+    assert_eq!(env.emu.order_count(&env.store), 2);
+
+    // Missing flags are usage errors; a refused move is a failure naming the emulator's reason.
+    let missing = env.run(&["emulator", "trigger", "orders_update"]);
+    assert_eq!(missing.code, 2, "{missing:?}");
+    assert!(
+        missing.stderr.contains("orders_update needs --order"),
+        "{missing:?}"
+    );
+    let refused = env.run(&[
+        "emulator",
+        "trigger",
+        "orders_update",
+        "--order",
+        "ord_nope",
+    ]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("Order not found"), "{refused:?}");
+}

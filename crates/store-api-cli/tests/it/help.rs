@@ -57,6 +57,7 @@ fn every_command_has_complete_help() {
             "completions",
             "demo",
             "emulator",
+            "emulator-trigger",
             "orders",
             "orders-create",
             "orders-find",
