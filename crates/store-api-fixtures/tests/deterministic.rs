@@ -536,3 +536,22 @@ async fn auto_advance_follows_the_emulator_clock() {
         .and_then(|o| o.updated_at);
     assert_eq!(updated, Some(emu.now()));
 }
+
+#[tokio::test]
+async fn a_deterministic_emulator_refuses_to_load_a_state_file() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("state.json");
+    let emu = Emulator::builder().state_file(&path).start().await.unwrap();
+    emu.shutdown().await;
+    assert!(path.exists());
+    let refused = Emulator::builder()
+        .deterministic(1)
+        .state_file(&path)
+        .start()
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("cannot load the state file"),
+        "{refused}"
+    );
+}
