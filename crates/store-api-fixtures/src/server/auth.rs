@@ -4,7 +4,7 @@
 //! anonymous caller must not be able to drain it), and a limited request is refused before anything is
 //! processed. Every answer to an identified store carries the X-RateLimit headers: allowed ones, 429s,
 //! 401s for a known store (its bucket as it stands, no token spent), and 404s for unserved paths under
-//! it. Every answer to a known store is also written to the store's request log.
+//! it. Every answer that carries them is also written to the store's request log.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,12 +14,13 @@ use axum::extract::{MatchedPath, OriginalUri, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use store_api_raw::contract;
 
 use super::ratelimit::{BURST, Decision};
 use crate::Shared;
 use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
 use crate::logs::RequestRecord;
-use store_api_raw::contract;
 
 /// The authenticated store of a request, put into its extensions.
 #[derive(Debug, Clone)]
@@ -38,7 +39,7 @@ pub(crate) async fn guard(
         Err(rejection) => return ApiError::BadRequest(rejection.body_text()).into_response(),
     };
     let store_id = params.get("storeId").cloned().unwrap_or_default();
-    let seen = Seen::of(&request);
+    let seen = Seen::of(&request, shared.clock.now());
     if let Err(error) = authenticate(&shared, &store_id, request.headers()) {
         let response = error.into_response();
         // A known store's 401 reports its bucket, without spending a token of it.
@@ -69,13 +70,14 @@ pub(crate) async fn guard(
 
 /// What the request log records of a request, taken before the request is handed on.
 struct Seen {
+    at: DateTime<Utc>,
     method: Method,
     path: String,
     operation_id: Option<&'static str>,
 }
 
 impl Seen {
-    fn of(request: &Request) -> Seen {
+    fn of(request: &Request, at: DateTime<Utc>) -> Seen {
         let method = request.method().clone();
         let operation_id = request
             .extensions()
@@ -87,6 +89,7 @@ impl Seen {
             .map_or_else(|| request.uri().path(), |uri| uri.path())
             .to_owned();
         Seen {
+            at,
             method,
             path,
             operation_id,
@@ -94,15 +97,14 @@ impl Seen {
     }
 
     fn log(self, shared: &Shared, store_id: &str, response: &Response) {
-        let at = shared.clock.now();
         let record = RequestRecord {
-            at,
+            at: self.at,
             method: self.method.to_string(),
             path: self.path,
             operation_id: self.operation_id.map(str::to_owned),
             status: response.status().as_u16(),
         };
-        shared.requests.record(store_id, record, at);
+        shared.requests.record(store_id, record, shared.clock.now());
     }
 }
 
@@ -141,6 +143,7 @@ pub(crate) async fn unserved(
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
     let seen = Seen {
+        at: shared.clock.now(),
         method,
         path: uri.path().to_owned(),
         operation_id: None,
