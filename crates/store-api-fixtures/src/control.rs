@@ -12,8 +12,9 @@ use store_api_raw::types;
 use crate::Shared;
 use crate::error::ApiError;
 use crate::events::{PendingEvent, emit};
+use crate::logs::RequestRecord;
 use crate::orders::{self, AppAction};
-use crate::state::{Delivery, Record, new_id, now};
+use crate::state::{Delivery, Record};
 
 /// A store's credentials, as `GET /_emulator/stores` lists them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -49,8 +50,8 @@ pub(crate) fn stores(shared: &Shared) -> Vec<StoreCredentials> {
 pub(crate) fn rotate_key(shared: &Shared, store_id: &str) -> Result<String, ApiError> {
     let key = format!(
         "csk_{:016x}{:016x}",
-        rand::random::<u64>(),
-        rand::random::<u64>()
+        shared.clock.random_u64(),
+        shared.clock.random_u64()
     );
     let mut state = shared.lock();
     let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
@@ -122,14 +123,30 @@ pub(crate) fn inject_fault(shared: &Shared, mut fault: crate::Fault) -> Result<(
     Ok(())
 }
 
+/// The store's delivery attempts of the last [`LOG_RETENTION`](crate::LOG_RETENTION), oldest first.
 pub(crate) fn deliveries(shared: &Shared, store_id: &str) -> Result<Vec<Delivery>, ApiError> {
     let state = shared.lock();
-    Ok(state
-        .stores
-        .get(store_id)
-        .ok_or_else(store_not_found)?
-        .deliveries
-        .clone())
+    let store = state.stores.get(store_id).ok_or_else(store_not_found)?;
+    Ok(crate::logs::recent(&store.deliveries, shared.clock.now()))
+}
+
+/// The store's Store API requests of the last [`LOG_RETENTION`](crate::LOG_RETENTION), oldest first.
+pub(crate) fn requests(shared: &Shared, store_id: &str) -> Result<Vec<RequestRecord>, ApiError> {
+    if !shared.lock().stores.contains_key(store_id) {
+        return Err(store_not_found());
+    }
+    Ok(shared.requests.recent(store_id, shared.clock.now()))
+}
+
+/// Moves a deterministic emulator's clock forward.
+pub(crate) fn advance_clock(shared: &Shared, by: std::time::Duration) -> Result<(), ApiError> {
+    if shared.clock.advance(by) {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict(
+            "The emulator runs on the real clock; only a deterministic emulator (--deterministic SEED) can be advanced".into(),
+        ))
+    }
 }
 
 /// Applies `change` to one order and emits orders_update.
@@ -198,7 +215,9 @@ pub(crate) fn advance(
     store_id: &str,
     order_id: &str,
 ) -> Result<types::Order, ApiError> {
-    change_order(shared, store_id, order_id, orders::advance)
+    change_order(shared, store_id, order_id, |order| {
+        orders::advance(order, &shared.clock)
+    })
 }
 
 pub(crate) fn app_action(
@@ -208,7 +227,7 @@ pub(crate) fn app_action(
     action: AppAction,
 ) -> Result<types::Order, ApiError> {
     change_order(shared, store_id, order_id, |order| {
-        orders::apply(order, action)
+        orders::apply(order, action, &shared.clock)
     })
 }
 
@@ -250,9 +269,9 @@ pub(crate) fn create_product(
     mut product: types::Product,
 ) -> Result<types::Product, ApiError> {
     if product.id.is_empty() {
-        product.id = new_id("prod");
+        product.id = shared.clock.new_id("prod");
     }
-    let at = now();
+    let at = shared.clock.now();
     product.created_at.get_or_insert(at);
     product.updated_at = Some(at);
     {
@@ -295,7 +314,7 @@ pub(crate) fn update_product(
             .ok_or_else(|| ApiError::NotFound("Product not found".into()))?;
         product.id = product_id.to_owned();
         product.created_at = record.value.created_at;
-        product.updated_at = Some(now());
+        product.updated_at = Some(shared.clock.now());
         record.set(product.clone());
     }
     emit(

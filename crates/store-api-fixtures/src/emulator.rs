@@ -13,10 +13,12 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::artwork::{Downloader, FakeHosts, FetchLimits};
+use crate::clock::Clock;
 use crate::error::ApiError;
+use crate::logs::RequestRecord;
 use crate::orders::AppAction;
 use crate::seed::Seed;
-use crate::state::{Delivery, State};
+use crate::state::{DEFAULT_IMAGE_BYTES_CAP, Delivery, State};
 use crate::{Config, Shared, StoreCredentials, control, events, server};
 
 /// Why the emulator could not start.
@@ -31,7 +33,8 @@ pub enum EmulatorError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The state file exists but could not be loaded.
+    /// The state file exists but could not be loaded, or it exists and the emulator is deterministic
+    /// (its runs start from the seed).
     #[error("{0}")]
     State(String),
     /// A non-loopback listen address without [`EmulatorBuilder::allow_remote`].
@@ -86,6 +89,8 @@ pub struct EmulatorBuilder {
     allow_remote: bool,
     allow_remote_webhooks: bool,
     save_interval: Duration,
+    deterministic: Option<u64>,
+    image_bytes_cap: usize,
 }
 
 impl Default for EmulatorBuilder {
@@ -102,6 +107,8 @@ impl Default for EmulatorBuilder {
             allow_remote: false,
             allow_remote_webhooks: false,
             save_interval: DEFAULT_SAVE_INTERVAL,
+            deterministic: None,
+            image_bytes_cap: DEFAULT_IMAGE_BYTES_CAP,
         }
     }
 }
@@ -181,10 +188,62 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Deterministic mode: ids and rotated keys come from a sequence seeded by `seed`, and the clock
+    /// stands at [`DETERMINISTIC_START`](crate::DETERMINISTIC_START) until
+    /// [`Emulator::advance`] moves it. Every timestamp, the rate limit, webhook retry backoff,
+    /// auto-advance and log retention follow that clock, so two runs of one scenario answer (and
+    /// deliver) byte for byte alike. Default off: the real clock and random ids.
+    ///
+    /// A user's snapshot test of their own code, without redactions:
+    ///
+    /// ```no_run
+    /// use store_api_fixtures::Emulator;
+    ///
+    /// // The function under test: the user's own code, calling the Store API.
+    /// async fn place_order(client: &store_api::Client) -> Result<String, Box<dyn std::error::Error>> {
+    ///     let status = client.status().await?;
+    ///     Ok(format!("{status:?}"))
+    /// }
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let emu = Emulator::builder().deterministic(42).start().await?;
+    /// let client = emu.client("store_alpha")?;
+    /// let outcome = place_order(&client).await?;
+    /// // Ids and timestamps are the same on every run: the snapshot needs no redactions.
+    /// insta::assert_snapshot!(outcome);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn deterministic(mut self, seed: u64) -> Self {
+        self.deterministic = Some(seed);
+        self
+    }
+
+    /// Total bytes of artwork images kept (default [`DEFAULT_IMAGE_BYTES_CAP`], 256 MiB); beyond
+    /// it the oldest images are evicted and their URLs answer 404.
+    pub fn image_bytes_cap(mut self, bytes: usize) -> Self {
+        self.image_bytes_cap = bytes;
+        self
+    }
+
     /// Binds, loads the state and starts serving. Must be called inside a tokio runtime.
     pub async fn start(self) -> Result<Emulator, EmulatorError> {
         if !self.listen.ip().is_loopback() && !self.allow_remote {
             return Err(EmulatorError::RemoteNotAllowed { addr: self.listen });
+        }
+        let clock = match self.deterministic {
+            Some(seed) => Clock::deterministic(seed),
+            None => Clock::real(),
+        };
+        if let Some(path) = &self.state_file
+            && clock.is_deterministic()
+            && path.exists()
+        {
+            // The seeded id sequence restarts with each run: ids of a loaded state could repeat.
+            return Err(EmulatorError::State(format!(
+                "a deterministic emulator starts from its seed and cannot load the state file {}; remove it or drop --deterministic",
+                path.display()
+            )));
         }
         let listener = tokio::net::TcpListener::bind(self.listen)
             .await
@@ -205,6 +264,7 @@ impl EmulatorBuilder {
         };
         // A saved state may come from an emulator that listened on another port.
         state.serve_images_from(&origin);
+        state.clock = clock.clone();
         let fake = FakeHosts::new();
         let downloader = if self.network_downloads {
             Downloader::with_network(fake, self.fetch_limits)
@@ -221,7 +281,11 @@ impl EmulatorBuilder {
             .unwrap_or_default();
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
-            limiter: self.rate_limit.then(server::ratelimit::StoreLimiter::new),
+            limiter: self
+                .rate_limit
+                .then(|| server::ratelimit::StoreLimiter::new(clock.clone())),
+            clock,
+            requests: crate::logs::RequestLog::default(),
             downloader,
             http,
             origin,
@@ -229,6 +293,7 @@ impl EmulatorBuilder {
                 webhook_backoff: self.webhook_backoff,
                 allow_remote: self.allow_remote,
                 allow_remote_webhooks: self.allow_remote_webhooks,
+                image_bytes_cap: self.image_bytes_cap,
             },
             runtime: tokio::runtime::Handle::current(),
             faults: Mutex::default(),
@@ -251,14 +316,7 @@ impl EmulatorBuilder {
         });
         let ticker = self.auto_advance.map(|period| {
             let shared = shared.clone();
-            tokio::spawn(async move {
-                let mut interval = tokio::time::interval(period);
-                interval.tick().await;
-                loop {
-                    interval.tick().await;
-                    control::advance_all(&shared);
-                }
-            })
+            tokio::spawn(auto_advance(shared, period))
         });
         let saver = self.state_file.clone().map(|path| {
             let shared = shared.clone();
@@ -294,6 +352,25 @@ pub struct Emulator {
     task: Option<JoinHandle<()>>,
     ticker: Option<JoinHandle<()>>,
     saver: Option<JoinHandle<()>>,
+}
+
+/// Advances every movable order each `period`: of real time as before, or of emulator time in
+/// deterministic mode (an [`Emulator::advance`] across several periods moves them several rungs).
+async fn auto_advance(shared: Arc<Shared>, period: Duration) {
+    if shared.clock.is_deterministic() {
+        let mut next = shared.clock.elapsed();
+        loop {
+            next = next.saturating_add(period);
+            shared.clock.sleep_until(next).await;
+            control::advance_all(&shared);
+        }
+    }
+    let mut interval = tokio::time::interval(period);
+    interval.tick().await;
+    loop {
+        interval.tick().await;
+        control::advance_all(&shared);
+    }
 }
 
 /// Writes the state file at most once per `interval`, and only after a change: a crash (even
@@ -465,9 +542,29 @@ impl Emulator {
         self.shared.faults().clear();
     }
 
-    /// Every webhook delivery attempt of the store, oldest first.
+    /// The store's webhook delivery attempts of the last [`LOG_RETENTION`](crate::LOG_RETENTION)
+    /// (at most [`LOG_CAP`](crate::LOG_CAP)), oldest first.
     pub fn webhook_deliveries(&self, store_id: &str) -> Result<Vec<Delivery>, ControlError> {
         Ok(control::deliveries(&self.shared, store_id)?)
+    }
+
+    /// The store's Store API requests of the last [`LOG_RETENTION`](crate::LOG_RETENTION) (at most
+    /// [`LOG_CAP`](crate::LOG_CAP)), oldest first: every answer to a known store, with the
+    /// operation it reached.
+    pub fn requests(&self, store_id: &str) -> Result<Vec<RequestRecord>, ControlError> {
+        Ok(control::requests(&self.shared, store_id)?)
+    }
+
+    /// The emulator's current time (the real time, or a deterministic emulator's clock).
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.shared.clock.now()
+    }
+
+    /// Moves a deterministic emulator's clock forward by `by`: timestamps, the rate limit, webhook
+    /// retries waiting for that time, auto-advance and log retention follow. Released work (a retry,
+    /// an auto-advance) runs in the background right after. Refused (409) on the real clock.
+    pub fn advance(&self, by: Duration) -> Result<(), ControlError> {
+        Ok(control::advance_clock(&self.shared, by)?)
     }
 
     /// Moves an order one rung up the fulfillment ladder (fulfilled sets tracking and fulfilledAt).

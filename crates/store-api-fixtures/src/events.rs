@@ -11,7 +11,7 @@ use store_api_raw::types;
 use store_api_webhooks::{SIGNATURE_HEADER, sign};
 
 use crate::Shared;
-use crate::state::{Delivery, new_id, now};
+use crate::state::Delivery;
 
 /// Attempts per event (the seed's limit).
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -55,12 +55,12 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
                 continue;
             };
             let payload = types::WebhookEvent {
-                id: new_id("evt"),
+                id: shared.clock.new_id("evt"),
                 store_id: event.store_id.clone(),
                 topic: event.topic.clone(),
                 data: types::WebhookEventData { id: event.data_id },
                 is_test: Some(false),
-                created_at: Some(now()),
+                created_at: Some(shared.clock.now()),
             };
             let Ok(body) = crate::wire::to_vec(&payload) else {
                 continue;
@@ -79,7 +79,8 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
 }
 
 /// Delivers one event: any 2xx counts as delivered; otherwise the next attempt waits
-/// `backoff × 2^(attempt − 1)`. Every attempt is recorded.
+/// `backoff × 2^(attempt − 1)` of emulator time (in deterministic mode, until the test advances the
+/// clock that far). Every attempt is recorded.
 async fn deliver(shared: Arc<Shared>, job: Job) {
     for attempt in 1..=MAX_ATTEMPTS {
         let Some(signature) = current_signature(&shared, &job) else {
@@ -99,10 +100,13 @@ async fn deliver(shared: Arc<Shared>, job: Job) {
             Err(e) => (None, Some(describe(&e))),
         };
         let delivered = status.is_some_and(|s| (200..300).contains(&s));
-        {
+        // Read with the attempt recorded: whoever sees the attempt in the log and then advances a
+        // deterministic clock releases the retry.
+        let attempted = {
             let mut state = shared.lock();
+            let at = shared.clock.now();
             if let Some(store) = state.stores.get_mut(&job.store_id) {
-                store.deliveries.push(Delivery {
+                let delivery = Delivery {
                     event_id: job.event_id.clone(),
                     topic: job.topic.clone(),
                     url: job.url.clone(),
@@ -110,15 +114,21 @@ async fn deliver(shared: Arc<Shared>, job: Job) {
                     status,
                     error,
                     delivered,
-                    at: now(),
-                });
+                    at,
+                };
+                crate::logs::push(&mut store.deliveries, delivery, at);
             }
-        }
+            shared.clock.elapsed()
+        };
         if delivered || attempt == MAX_ATTEMPTS {
             return;
         }
         let factor = 1u32 << (attempt - 1);
-        tokio::time::sleep(shared.config.webhook_backoff.saturating_mul(factor)).await;
+        let backoff = shared.config.webhook_backoff.saturating_mul(factor);
+        shared
+            .clock
+            .sleep_until(attempted.saturating_add(backoff))
+            .await;
     }
 }
 

@@ -3,17 +3,22 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod artwork;
+mod clock;
 mod control;
 mod emulator;
 mod error;
 mod events;
 pub mod faults;
+mod logs;
 mod loopback;
 mod orders;
 mod remote;
 pub mod seed;
 mod serve;
 mod server;
+#[cfg(feature = "insta")]
+#[cfg_attr(docsrs, doc(cfg(feature = "insta")))]
+pub mod snapshot;
 mod state;
 mod wire;
 
@@ -21,16 +26,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+pub use clock::DETERMINISTIC_START;
 pub use control::StoreCredentials;
 pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use faults::{Fault, FaultKind};
+pub use logs::{LOG_CAP, LOG_RETENTION, RequestRecord};
 pub use orders::AppAction;
 pub use remote::{RemoteEmulator, RemoteError};
 pub use seed::Seed;
 pub use serve::{ServeArgs, ServeError};
 pub use server::{API_PREFIX, MAX_BODY_BYTES};
-pub use state::Delivery;
+pub use state::{DEFAULT_IMAGE_BYTES_CAP, Delivery};
 
 /// Settings that do not change while the emulator runs.
 #[derive(Debug, Clone)]
@@ -41,12 +48,18 @@ struct Config {
     allow_remote: bool,
     /// Webhook URLs on any host (else loopback only).
     allow_remote_webhooks: bool,
+    /// Total bytes of stored artwork images kept (the oldest evicted beyond it).
+    image_bytes_cap: usize,
 }
 
 /// What every handler shares.
 #[derive(Debug)]
 struct Shared {
     state: Mutex<state::State>,
+    /// Time and ids: the real ones, or deterministic ones the test controls.
+    clock: clock::Clock,
+    /// Every store's Store API requests.
+    requests: logs::RequestLog,
     limiter: Option<server::ratelimit::StoreLimiter>,
     downloader: artwork::Downloader,
     http: reqwest::Client,

@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// development), e.g. http://127.0.0.1:3000/webhooks.
     #[arg(long, value_name = "URL")]
     pub forward_to: Option<String>,
+    /// Deterministic mode: ids and keys from a sequence seeded by SEED, and a clock standing at
+    /// 2026-08-01T00:00:00Z that only `POST /_emulator/clock/advance {"ms": N}` moves.
+    #[arg(long, value_name = "SEED")]
+    pub deterministic: Option<u64>,
 }
 
 /// Why the server could not run.
@@ -95,6 +99,9 @@ impl ServeArgs {
             builder = builder
                 .state_file(path)
                 .save_interval(Duration::from_millis(self.save_interval_ms));
+        }
+        if let Some(seed) = self.deterministic {
+            builder = builder.deterministic(seed);
         }
         if let Some(ms) = self.auto_advance_ms {
             builder = builder.auto_advance(Duration::from_millis(ms.max(1)));

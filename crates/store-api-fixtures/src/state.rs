@@ -4,21 +4,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use bytes::Bytes;
-use chrono::{DateTime, SubsecRound, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use store_api_raw::types;
 
+use crate::clock::Clock;
 use crate::seed::{Pricing, Seed};
 
-/// The current time, truncated to milliseconds like the service's timestamps.
-pub(crate) fn now() -> DateTime<Utc> {
-    Utc::now().trunc_subsecs(3)
-}
-
-/// A new opaque id: `prefix_` and 16 random hex digits.
-pub(crate) fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{:016x}", rand::random::<u64>())
-}
+/// Default total bytes of stored artwork images kept; beyond it the oldest images are evicted.
+pub const DEFAULT_IMAGE_BYTES_CAP: usize = 256 * 1024 * 1024;
 
 /// A resource with its creation sequence (the final sort tiebreak, so pages are stable even when two
 /// resources share a millisecond) and its JSON, serialized once per change rather than once per read.
@@ -62,6 +56,9 @@ pub(crate) struct StoredImage {
     pub content_type: String,
     #[serde(with = "base64_bytes")]
     pub bytes: Bytes,
+    /// Storage order, for evicting the oldest first (0 in state files written before it existed).
+    #[serde(default)]
+    pub seq: u64,
 }
 
 /// One delivery attempt of a webhook event.
@@ -139,6 +136,9 @@ pub(crate) struct State {
     pub images: BTreeMap<String, StoredImage>,
     /// Last creation sequence number handed out.
     pub sequence: u64,
+    /// The emulator's clock and id source (not saved: a loaded state gets the running emulator's).
+    #[serde(skip)]
+    pub clock: Clock,
 }
 
 impl State {
@@ -150,6 +150,7 @@ impl State {
             pricing: seed.pricing,
             images: BTreeMap::new(),
             sequence: 0,
+            clock: Clock::default(),
         };
         for store in seed.stores {
             state.stores.insert(
@@ -188,6 +189,43 @@ impl State {
     pub fn next_sequence(&mut self) -> u64 {
         self.sequence += 1;
         self.sequence
+    }
+
+    /// Stores an image under `id`, then evicts the oldest images while the total exceeds `cap` bytes
+    /// (never the one just stored: its artwork was just answered with its URL).
+    pub fn store_image(&mut self, id: String, content_type: String, bytes: Bytes, cap: usize) {
+        let seq = self.next_sequence();
+        self.images.insert(
+            id.clone(),
+            StoredImage {
+                content_type,
+                bytes,
+                seq,
+            },
+        );
+        let mut total: usize = self.images.values().map(|i| i.bytes.len()).sum();
+        while total > cap {
+            let oldest = self
+                .images
+                .iter()
+                .filter(|(key, _)| **key != id)
+                .min_by_key(|(_, image)| image.seq)
+                .map(|(key, _)| key.clone());
+            let Some(oldest) = oldest else { break };
+            if let Some(evicted) = self.images.remove(&oldest) {
+                total -= evicted.bytes.len();
+            }
+        }
+    }
+
+    /// Whether an artwork of any store carries the image `image_id`.
+    pub fn artwork_uses_image(&self, image_id: &str) -> bool {
+        self.stores.values().any(|store| {
+            store
+                .artworks
+                .iter()
+                .any(|a| a.value.image.as_ref().is_some_and(|i| i.id == image_id))
+        })
     }
 
     /// The blanks this store may see: public ones and private ones assigned to it.

@@ -8,7 +8,7 @@ use super::pricing::{Totals, dollars, unit_cents};
 use super::view::StoreView;
 use crate::error::{ApiError, INVALID_API_KEY};
 use crate::events::PendingEvent;
-use crate::state::{Record, State, StoreState, new_id, now};
+use crate::state::{Record, State, StoreState};
 
 /// Creates an order from a request body, in the service's order of checks: body validation (message
 /// array), then the external id (409, before the ordering rules, so that a retry of an order that was
@@ -63,9 +63,9 @@ pub(super) fn into_api_error(violations: &[validate::Violation]) -> ApiError {
 fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) -> types::Order {
     let request = resolved.request;
     let (line_items, totals) = priced_line_items(state, resolved);
-    let created = now();
+    let created = state.clock.now();
     types::Order {
-        id: new_id("ord"),
+        id: state.clock.new_id("ord"),
         name: Some(format!("#{}", store.order_number + 1)),
         external_order_id: request.external_order_id.as_ref().map(|e| e.to_string()),
         status: Some(OrderStatus::Pending),
@@ -107,7 +107,7 @@ fn line_item(state: &State, index: usize, item: &ResolvedLineItem<'_>) -> types:
     let quantity = i64::try_from(input.quantity.get()).unwrap_or(i64::MAX);
     let unit = unit_cents(state, item);
     let mut line = types::OrderLineItem {
-        id: new_id("li"),
+        id: state.clock.new_id("li"),
         quantity: Some(quantity),
         is_custom: input.is_custom,
         unit_cost: Some(dollars(unit)),

@@ -9,7 +9,7 @@ use super::creation::{into_api_error, priced_line_items};
 use super::view::StoreView;
 use crate::error::ApiError;
 use crate::events::PendingEvent;
-use crate::state::{State, now};
+use crate::state::State;
 
 /// Replaces the line items of an order that has not gone into production (the seed does not show when
 /// the app allows edits; this project assumes while `fulfillmentStatus` is still `pending` and the order
@@ -64,7 +64,7 @@ pub(crate) fn edit_line_items(
         updated.subtotal_cost = Some(totals.subtotal);
         updated.shipping_cost = Some(totals.shipping);
         updated.total_cost = Some(totals.total);
-        updated.updated_at = Some(now());
+        updated.updated_at = Some(state.clock.now());
         updated
     };
     let record = state

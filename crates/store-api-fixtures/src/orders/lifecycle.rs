@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use store_api_raw::open::{FulfillmentStatus, OrderStatus, PaymentStatus};
 use store_api_raw::types;
 
+use crate::clock::Clock;
 use crate::error::ApiError;
-use crate::state::now;
 
 /// What the app can do to an order (control endpoint `app-action`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,7 +30,7 @@ pub enum AppAction {
 }
 
 /// Moves an order one rung up the fulfillment ladder, as the provider does.
-pub(crate) fn advance(order: &mut types::Order) -> Result<(), ApiError> {
+pub(crate) fn advance(order: &mut types::Order, clock: &Clock) -> Result<(), ApiError> {
     let status = order.status.clone().unwrap_or(OrderStatus::Pending);
     if matches!(
         status,
@@ -49,9 +49,9 @@ pub(crate) fn advance(order: &mut types::Order) -> Result<(), ApiError> {
         .and_then(|rung| FulfillmentStatus::KNOWN.get(rung + 1))
         .cloned()
         .ok_or_else(|| ApiError::Conflict(format!("The order is {current} and cannot advance")))?;
-    let at = now();
+    let at = clock.now();
     if next == FulfillmentStatus::Fulfilled {
-        let number = format!("1Z{:016X}", rand::random::<u64>());
+        let number = format!("1Z{:016X}", clock.random_u64());
         order.tracking_info = Some(types::TrackingInfo {
             carrier: Some("UPS".into()),
             tracking_url: Some(format!("https://tracking.emulator.invalid/{number}")),
@@ -66,7 +66,11 @@ pub(crate) fn advance(order: &mut types::Order) -> Result<(), ApiError> {
 }
 
 /// Applies an app-side action. Transitions the seed does not show are the emulator's documented model.
-pub(crate) fn apply(order: &mut types::Order, action: AppAction) -> Result<(), ApiError> {
+pub(crate) fn apply(
+    order: &mut types::Order,
+    action: AppAction,
+    clock: &Clock,
+) -> Result<(), ApiError> {
     let status = order.status.clone().unwrap_or(OrderStatus::Pending);
     let stage = order
         .fulfillment_status
@@ -79,7 +83,7 @@ pub(crate) fn apply(order: &mut types::Order, action: AppAction) -> Result<(), A
         )))
     };
     let closed = matches!(status, OrderStatus::Canceled | OrderStatus::Fulfilled);
-    let at = now();
+    let at = clock.now();
     match action {
         AppAction::Hold if !closed && status != OrderStatus::OnHold => {
             order.status = Some(OrderStatus::OnHold)
@@ -124,6 +128,14 @@ pub(crate) fn apply(order: &mut types::Order, action: AppAction) -> Result<(), A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn advance(order: &mut types::Order) -> Result<(), ApiError> {
+        super::advance(order, &Clock::default())
+    }
+
+    fn apply(order: &mut types::Order, action: AppAction) -> Result<(), ApiError> {
+        super::apply(order, action, &Clock::default())
+    }
 
     fn order() -> types::Order {
         serde_json::from_str(r#"{"id":"ord_1","status":"pending","fulfillmentStatus":"pending","paymentStatus":"due"}"#)

@@ -4,20 +4,23 @@
 //! anonymous caller must not be able to drain it), and a limited request is refused before anything is
 //! processed. Every answer to an identified store carries the X-RateLimit headers: allowed ones, 429s,
 //! 401s for a known store (its bucket as it stands, no token spent), and 404s for unserved paths under
-//! it.
+//! it. Every answer that carries them is also written to the store's request log.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{OriginalUri, Path, Request, State};
+use axum::extract::{MatchedPath, OriginalUri, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use store_api_raw::contract;
 
 use super::ratelimit::{BURST, Decision};
 use crate::Shared;
 use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
+use crate::logs::RequestRecord;
 
 /// The authenticated store of a request, put into its extensions.
 #[derive(Debug, Clone)]
@@ -36,29 +39,82 @@ pub(crate) async fn guard(
         Err(rejection) => return ApiError::BadRequest(rejection.body_text()).into_response(),
     };
     let store_id = params.get("storeId").cloned().unwrap_or_default();
+    let seen = Seen::of(&request, shared.clock.now());
     if let Err(error) = authenticate(&shared, &store_id, request.headers()) {
         let response = error.into_response();
         // A known store's 401 reports its bucket, without spending a token of it.
-        return match (
+        let response = match (
             &shared.limiter,
             shared.lock().stores.contains_key(&store_id),
         ) {
             (Some(limiter), true) => with_headers(response, limiter.peek(&store_id)),
             (None, true) => with_headers(response, UNLIMITED),
-            (_, false) => response,
+            (_, false) => return response,
         };
+        seen.log(&shared, &store_id, &response);
+        return response;
     }
     let decision = take_token(&shared, &store_id);
     let response = match decision {
         Decision::Allowed { .. } => {
-            request.extensions_mut().insert(StoreId(store_id));
+            request.extensions_mut().insert(StoreId(store_id.clone()));
             next.run(request).await
         }
         Decision::Limited {
             retry_after_secs, ..
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
+    seen.log(&shared, &store_id, &response);
     with_headers(response, decision)
+}
+
+/// What the request log records of a request, taken before the request is handed on.
+struct Seen {
+    at: DateTime<Utc>,
+    method: Method,
+    path: String,
+    operation_id: Option<&'static str>,
+}
+
+impl Seen {
+    fn of(request: &Request, at: DateTime<Utc>) -> Seen {
+        let method = request.method().clone();
+        let operation_id = request
+            .extensions()
+            .get::<MatchedPath>()
+            .and_then(|matched| operation_id(&method, matched.as_str()));
+        let path = request
+            .extensions()
+            .get::<OriginalUri>()
+            .map_or_else(|| request.uri().path(), |uri| uri.path())
+            .to_owned();
+        Seen {
+            at,
+            method,
+            path,
+            operation_id,
+        }
+    }
+
+    fn log(self, shared: &Shared, store_id: &str, response: &Response) {
+        let record = RequestRecord {
+            at: self.at,
+            method: self.method.to_string(),
+            path: self.path,
+            operation_id: self.operation_id.map(str::to_owned),
+            status: response.status().as_u16(),
+        };
+        shared.requests.record(store_id, record, shared.clock.now());
+    }
+}
+
+/// The spec's operation at `matched` (the route template, with or without the version prefix).
+fn operation_id(method: &Method, matched: &str) -> Option<&'static str> {
+    let template = matched.strip_prefix(super::API_PREFIX).unwrap_or(matched);
+    contract::OPERATIONS
+        .iter()
+        .find(|op| op.path == template && op.method.as_str() == method.as_str())
+        .map(|op| op.id)
 }
 
 /// A path under a store that the API does not serve: `Cannot <METHOD> <path>` like any unknown route,
@@ -86,6 +142,13 @@ pub(crate) async fn unserved(
             retry_after_secs, ..
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
+    let seen = Seen {
+        at: shared.clock.now(),
+        method,
+        path: uri.path().to_owned(),
+        operation_id: None,
+    };
+    seen.log(&shared, &store_id, &response);
     with_headers(response, decision)
 }
 

@@ -60,6 +60,8 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/stores/{storeId}/active", put(set_active))
         .route("/stores/{storeId}/webhooks", put(set_webhooks))
         .route("/stores/{storeId}/webhook-deliveries", get(deliveries))
+        .route("/stores/{storeId}/requests", get(requests))
+        .route("/clock/advance", post(advance_clock))
         .route("/stores/{storeId}/orders", post(create_order_in_app))
         .route(
             "/stores/{storeId}/orders/{orderId}/line-items",
@@ -178,6 +180,30 @@ async fn deliveries(
     Ok(wire_json(control::deliveries(&shared, &param(&params, "storeId"))?).into_response())
 }
 
+async fn requests(State(shared): State<Arc<Shared>>, params: Params) -> Result<Response, ApiError> {
+    Ok(wire_json(control::requests(&shared, &param(&params, "storeId"))?).into_response())
+}
+
+/// The body of a clock advance: milliseconds of emulator time.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Advance {
+    ms: u64,
+}
+
+async fn advance_clock(
+    State(shared): State<Arc<Shared>>,
+    request: Body,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let Advance { ms } = body::decode(&body::read(request).await?)?;
+    control::advance_clock(&shared, std::time::Duration::from_millis(ms))?;
+    let now = shared
+        .clock
+        .now()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    Ok(Json(serde_json::json!({ "now": now })))
+}
+
 async fn advance(
     State(shared): State<Arc<Shared>>,
     params: Params,
@@ -278,10 +304,18 @@ async fn artwork_hosts(
 
 async fn image(State(shared): State<Arc<Shared>>, params: Params) -> Result<Response, ApiError> {
     let state = shared.lock();
-    let image = state
-        .images
-        .get(&param(&params, "imageId"))
-        .ok_or_else(|| ApiError::NotFound("Image not found".into()))?;
+    let image_id = param(&params, "imageId");
+    let Some(image) = state.images.get(&image_id) else {
+        // An artwork still pointing at the image means it was stored, then evicted.
+        return Err(if state.artwork_uses_image(&image_id) {
+            ApiError::NotFound(format!(
+                "Image {image_id} was evicted: the emulator keeps at most {} bytes of artwork images, evicting the oldest first",
+                shared.config.image_bytes_cap
+            ))
+        } else {
+            ApiError::NotFound("Image not found".into())
+        });
+    };
     Ok((
         [(header::CONTENT_TYPE, image.content_type.clone())],
         image.bytes.clone(),

@@ -1,15 +1,18 @@
-//! The per-store rate limit of the spec (`x-rate-limit`): a burst, then a steady refill (governor's GCRA).
+//! The per-store rate limit of the spec (`x-rate-limit`): a burst, then a steady refill (governor's GCRA),
+//! measured on the emulator's clock (a deterministic emulator's bucket refills as the test advances it).
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
+use governor::clock::Clock as GovernorClock;
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use store_api_raw::contract;
+
+use crate::clock::Clock;
 
 /// Requests a store may make at once.
 pub const BURST: u32 = contract::RATE_LIMIT_BURST;
@@ -31,24 +34,23 @@ pub(crate) enum Decision {
 /// Per-store buckets, keyed by store id (so a key rotation keeps the store's bucket).
 #[derive(Debug)]
 pub(crate) struct StoreLimiter {
-    limiter: RateLimiter<
-        String,
-        DefaultKeyedStateStore<String>,
-        DefaultClock,
-        StateInformationMiddleware,
-    >,
-    clock: DefaultClock,
-    /// Each store's tokens after its last request, and when: what [`StoreLimiter::peek`] refills.
-    last_seen: Mutex<HashMap<String, (Instant, u32)>>,
+    limiter: RateLimiter<String, DefaultKeyedStateStore<String>, Clock, StateInformationMiddleware>,
+    clock: Clock,
+    /// Each store's tokens after its last request, and when (clock time since its start): what
+    /// [`StoreLimiter::peek`] refills.
+    last_seen: Mutex<HashMap<String, (Duration, u32)>>,
 }
 
 impl StoreLimiter {
-    pub fn new() -> StoreLimiter {
+    pub fn new(clock: Clock) -> StoreLimiter {
         let quota = Quota::per_second(NonZeroU32::new(PER_SECOND).unwrap_or(NonZeroU32::MIN))
             .allow_burst(NonZeroU32::new(BURST).unwrap_or(NonZeroU32::MIN));
-        let clock = DefaultClock::default();
         StoreLimiter {
-            limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+            limiter: RateLimiter::<_, _, _, StateInformationMiddleware>::new(
+                quota,
+                DefaultKeyedStateStore::default(),
+                clock.clone(),
+            ),
             clock,
             last_seen: Mutex::default(),
         }
@@ -60,7 +62,8 @@ impl StoreLimiter {
     pub fn peek(&self, store_id: &str) -> Decision {
         let last = self.last_seen().get(store_id).copied();
         let remaining = last.map_or(BURST, |(at, tokens)| {
-            let refilled = at.elapsed().as_secs_f64() * f64::from(PER_SECOND);
+            let since = self.clock.elapsed().saturating_sub(at);
+            let refilled = since.as_secs_f64() * f64::from(PER_SECOND);
             let refilled = u32::try_from(refilled as u64).unwrap_or(u32::MAX);
             tokens.saturating_add(refilled).min(BURST)
         });
@@ -70,7 +73,7 @@ impl StoreLimiter {
         }
     }
 
-    fn last_seen(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, u32)>> {
+    fn last_seen(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Duration, u32)>> {
         self.last_seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -84,7 +87,7 @@ impl StoreLimiter {
             Decision::Limited { .. } => 0,
         };
         self.last_seen()
-            .insert(store_id.to_owned(), (Instant::now(), tokens));
+            .insert(store_id.to_owned(), (self.clock.elapsed(), tokens));
         decision
     }
 
@@ -98,7 +101,7 @@ impl StoreLimiter {
                 }
             }
             Err(not_until) => {
-                let wait = not_until.wait_time_from(self.clock.now());
+                let wait = not_until.wait_time_from(GovernorClock::now(&self.clock));
                 let retry_after_secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
                 Decision::Limited {
                     retry_after_secs: retry_after_secs.max(1),
@@ -122,7 +125,7 @@ mod tests {
 
     #[test]
     fn a_burst_of_ten_then_refusal_with_retry_after() {
-        let limiter = StoreLimiter::new();
+        let limiter = StoreLimiter::new(Clock::real());
         for expected_remaining in (0..BURST).rev() {
             match limiter.check("store_a") {
                 Decision::Allowed { remaining, .. } => assert_eq!(remaining, expected_remaining),
@@ -147,7 +150,7 @@ mod tests {
 
     #[test]
     fn a_peek_takes_nothing() {
-        let limiter = StoreLimiter::new();
+        let limiter = StoreLimiter::new(Clock::real());
         assert_eq!(
             limiter.peek("store_a"),
             Decision::Allowed {
@@ -166,6 +169,36 @@ mod tests {
         assert!(matches!(
             limiter.check("store_a"),
             Decision::Allowed { remaining: 7, .. }
+        ));
+    }
+
+    #[test]
+    fn a_deterministic_bucket_refills_only_when_the_clock_is_advanced() {
+        let clock = Clock::deterministic(1);
+        let limiter = StoreLimiter::new(clock.clone());
+        for _ in 0..BURST {
+            limiter.check("store_a");
+        }
+        assert!(matches!(
+            limiter.check("store_a"),
+            Decision::Limited {
+                retry_after_secs: 1,
+                ..
+            }
+        ));
+        clock.advance(Duration::from_millis(500));
+        assert!(matches!(
+            limiter.peek("store_a"),
+            Decision::Allowed { remaining: 1, .. }
+        ));
+        assert!(matches!(
+            limiter.check("store_a"),
+            Decision::Allowed { remaining: 0, .. }
+        ));
+        clock.advance(Duration::from_secs(5));
+        assert!(matches!(
+            limiter.check("store_a"),
+            Decision::Allowed { remaining: 9, .. }
         ));
     }
 

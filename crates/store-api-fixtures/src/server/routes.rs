@@ -19,7 +19,7 @@ use crate::Shared;
 use crate::artwork::ArtworkFetcher;
 use crate::error::ApiError;
 use crate::events::emit;
-use crate::state::{Record, StoreState, StoredImage, new_id, now};
+use crate::state::{Record, StoreState};
 
 type Params = Path<std::collections::HashMap<String, String>>;
 
@@ -31,13 +31,16 @@ fn param(params: &Params, name: &str) -> String {
     params.get(name).cloned().unwrap_or_default()
 }
 
-pub(crate) async fn status(Extension(StoreId(store_id)): Extension<StoreId>) -> Response {
+pub(crate) async fn status(
+    State(shared): State<Arc<Shared>>,
+    Extension(StoreId(store_id)): Extension<StoreId>,
+) -> Response {
     let result = types::StatusResult {
         status: Some("ok".into()),
         message: Some("The API is reachable and the key matches the store".into()),
         version: Some(store_api_raw::API_VERSION.into()),
         store: Some(types::StoreRef { id: store_id }),
-        checked_at: Some(now()),
+        checked_at: Some(shared.clock.now()),
     };
     json(
         StatusCode::OK,
@@ -134,10 +137,10 @@ pub(crate) async fn create_artwork(
         .fetch(&url)
         .await
         .map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
-    let image_id = new_id("img");
-    let at = now();
+    let image_id = shared.clock.new_id("img");
+    let at = shared.clock.now();
     let artwork = types::Artwork {
-        id: new_id("art"),
+        id: shared.clock.new_id("art"),
         name: Some(request.name.to_string()),
         image: Some(types::ImageRef {
             id: image_id.clone(),
@@ -149,12 +152,11 @@ pub(crate) async fn create_artwork(
     let record = {
         let mut state = shared.lock();
         let seq = state.next_sequence();
-        state.images.insert(
+        state.store_image(
             image_id,
-            StoredImage {
-                content_type: image.content_type.to_owned(),
-                bytes: image.bytes,
-            },
+            image.content_type.to_owned(),
+            image.bytes,
+            shared.config.image_bytes_cap,
         );
         let store = state
             .stores

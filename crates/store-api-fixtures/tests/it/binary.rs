@@ -98,3 +98,19 @@ async fn the_binary_prints_its_address_and_serves() {
         std::panic::resume_unwind(panic.into_panic());
     }
 }
+
+#[tokio::test]
+async fn deterministic_flag_gives_the_clock_to_the_caller() {
+    let binary = Binary::start(&["--listen", "127.0.0.1:0", "--deterministic", "9"]).await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let advanced: serde_json::Value = http
+        .post(format!("{}/_emulator/clock/advance", binary.origin))
+        .json(&serde_json::json!({ "ms": 1500 }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(advanced["now"], "2026-08-01T00:00:01.500Z");
+}

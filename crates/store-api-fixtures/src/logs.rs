@@ -1,0 +1,132 @@
+//! The emulator's logs (webhook deliveries, Store API requests): kept [`LOG_RETENTION`] of emulator time
+//! and at most [`LOG_CAP`] entries per store, oldest dropped first, so a long-running emulator's memory
+//! stays bounded.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How long log entries are kept (emulator time).
+pub const LOG_RETENTION: TimeDelta = TimeDelta::days(14);
+
+/// Entries kept per store and log; beyond it the oldest are dropped.
+pub const LOG_CAP: usize = 10_000;
+
+/// Something logged at a moment.
+pub(crate) trait Timed {
+    fn at(&self) -> DateTime<Utc>;
+}
+
+impl Timed for crate::state::Delivery {
+    fn at(&self) -> DateTime<Utc> {
+        self.at
+    }
+}
+
+/// Whether an entry logged `at` is still kept at `now`.
+fn kept<T: Timed>(entry: &T, now: DateTime<Utc>) -> bool {
+    now.signed_duration_since(entry.at()) <= LOG_RETENTION
+}
+
+/// Appends `entry` (the log is oldest first), then drops what expired and what exceeds the cap.
+pub(crate) fn push<T: Timed>(log: &mut Vec<T>, entry: T, now: DateTime<Utc>) {
+    log.push(entry);
+    let expired = log.iter().take_while(|e| !kept(*e, now)).count();
+    let over = log.len().saturating_sub(expired).saturating_sub(LOG_CAP);
+    log.drain(..expired + over);
+}
+
+/// The entries still kept at `now`, oldest first (reading drops nothing: the next write does).
+pub(crate) fn recent<T: Timed + Clone>(log: &[T], now: DateTime<Utc>) -> Vec<T> {
+    log.iter().filter(|e| kept(*e, now)).cloned().collect()
+}
+
+/// One Store API request of a known store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RequestRecord {
+    /// When it arrived (emulator time).
+    pub at: DateTime<Utc>,
+    /// The HTTP method (`GET`).
+    pub method: String,
+    /// The path as requested, without the query (`/store-api/2026-08/stores/store_alpha/orders`).
+    pub path: String,
+    /// The spec's operation id (`listOrders`); absent for a path the API does not serve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
+    /// The status answered.
+    pub status: u16,
+}
+
+impl Timed for RequestRecord {
+    fn at(&self) -> DateTime<Utc> {
+        self.at
+    }
+}
+
+/// Every store's request log, under a lock of its own: written on every request, and not part of the
+/// state file (it would make every read a change to save).
+#[derive(Debug, Default)]
+pub(crate) struct RequestLog(Mutex<HashMap<String, Vec<RequestRecord>>>);
+
+impl RequestLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<RequestRecord>>> {
+        // Every change is one push: a poisoned lock holds a whole log.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn record(&self, store_id: &str, record: RequestRecord, now: DateTime<Utc>) {
+        let mut logs = self.lock();
+        push(logs.entry(store_id.to_owned()).or_default(), record, now);
+    }
+
+    pub fn recent(&self, store_id: &str, now: DateTime<Utc>) -> Vec<RequestRecord> {
+        self.lock()
+            .get(store_id)
+            .map(|log| recent(log, now))
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(at: DateTime<Utc>) -> RequestRecord {
+        RequestRecord {
+            at,
+            method: "GET".into(),
+            path: "/".into(),
+            operation_id: None,
+            status: 200,
+        }
+    }
+
+    #[test]
+    fn entries_older_than_the_retention_are_dropped_on_the_next_write() {
+        let start = crate::clock::DETERMINISTIC_START;
+        let mut log = vec![entry(start)];
+        let later = start + LOG_RETENTION;
+        assert_eq!(recent(&log, later).len(), 1, "exactly 14 days old is kept");
+        let later = later + TimeDelta::milliseconds(1);
+        assert!(recent(&log, later).is_empty());
+        push(&mut log, entry(later), later);
+        assert_eq!(log, vec![entry(later)]);
+    }
+
+    #[test]
+    fn the_cap_drops_the_oldest() {
+        let start = crate::clock::DETERMINISTIC_START;
+        let mut log = Vec::new();
+        for i in 0..(LOG_CAP as i64 + 5) {
+            push(&mut log, entry(start + TimeDelta::seconds(i)), start);
+        }
+        assert_eq!(log.len(), LOG_CAP);
+        assert_eq!(log[0].at, start + TimeDelta::seconds(5));
+    }
+}
