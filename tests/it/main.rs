@@ -11,6 +11,8 @@ mod endpoints;
 mod errors;
 // Exactly-once submission through a fault-injecting proxy.
 mod exactly_once;
+// One KeyHandle rotates a client, its clones and a webhook Verifier together, mid-traffic (issue 16).
+mod key_rotation;
 // Streaming every page, with orders arriving between pages.
 mod pagination;
 // The client's limiter against the emulator's real limit.

@@ -35,12 +35,12 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The store's API key (sent as X-API-Key, never printed).
-    #[arg(long, env = "STORE_API_KEY", hide_env_values = true, global = true)]
+    #[arg(long, env = store_api::ENV_API_KEY, hide_env_values = true, global = true)]
     pub api_key: Option<Secret>,
     /// The store id that matches the key.
     #[arg(
         long,
-        env = "STORE_API_STORE_ID",
+        env = store_api::ENV_STORE_ID,
         hide_env_values = true,
         global = true
     )]
@@ -48,7 +48,7 @@ pub struct GlobalArgs {
     /// The service's address, for example https://host (with or without /store-api/2026-08).
     #[arg(
         long,
-        env = "STORE_API_BASE_URL",
+        env = store_api::ENV_BASE_URL,
         hide_env_values = true,
         global = true
     )]

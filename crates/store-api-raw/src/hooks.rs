@@ -7,6 +7,7 @@
 //! where the ergonomic `store-api` crate adds rate limiting and retries. The `impl ClientHooks` has to live
 //! in this crate (the orphan rule), so its behaviour is configured through [`Hooks`].
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -16,7 +17,7 @@ use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::Client;
-use crate::key::ApiKey;
+use crate::key::{ApiKey, KeyHandle};
 
 /// Name of the header that carries the API key.
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -37,21 +38,28 @@ pub trait Transport: Send + Sync + fmt::Debug {
     ) -> TransportFuture<'a>;
 }
 
-/// The generated client's inner value: the API key and an optional [`Transport`].
+/// The generated client's inner value: the API key (behind a [`KeyHandle`], read at every request) and
+/// an optional [`Transport`].
 #[derive(Clone, Debug)]
 pub struct Hooks {
-    api_key: ApiKey,
+    key: KeyHandle,
     transport: Option<Arc<dyn Transport>>,
 }
 
 impl Hooks {
     /// Hooks that send `api_key` and execute requests directly with `reqwest`.
     pub fn new(api_key: ApiKey) -> Self {
+        Self::with_key_handle(KeyHandle::from(api_key))
+    }
+
+    /// Hooks that send whatever key `key` holds when each request is prepared, so that
+    /// [`KeyHandle::rotate`] takes effect from the next request on.
+    pub fn with_key_handle(key: KeyHandle) -> Self {
         // The generated `Client::new` builds a reqwest client right after this, which panics under
         // `rustls` when no crypto provider is installed.
         crate::tls::install_crypto_provider();
         Self {
-            api_key,
+            key,
             transport: None,
         }
     }
@@ -62,9 +70,14 @@ impl Hooks {
         self
     }
 
-    /// The API key the hooks send.
-    pub fn api_key(&self) -> &ApiKey {
-        &self.api_key
+    /// The API key the hooks send now.
+    pub fn api_key(&self) -> ApiKey {
+        self.key.current()
+    }
+
+    /// The handle the key is read from.
+    pub fn key_handle(&self) -> &KeyHandle {
+        &self.key
     }
 }
 
@@ -97,13 +110,14 @@ impl ClientHooks<Hooks> for Client {
 /// Puts a generated request into the form the service expects: the key in `X-API-Key` (marked
 /// sensitive so HTTP debug output hides it), no `api-version` header (the version is in the path), and
 /// literal brackets and commas in the query string.
-pub fn prepare(request: &mut reqwest::Request, api_key: &ApiKey) -> Result<(), &'static str> {
-    let mut key = HeaderValue::from_str(api_key.expose_secret())
-        .map_err(|_| "the API key contains characters that cannot be sent in an HTTP header")?;
-    key.set_sensitive(true);
+/// `api_key` is an [`ApiKey`] or a reference to one.
+pub fn prepare(
+    request: &mut reqwest::Request,
+    api_key: impl Borrow<ApiKey>,
+) -> Result<(), &'static str> {
     let headers = request.headers_mut();
     headers.remove("api-version");
-    headers.insert(HeaderName::from_static(API_KEY_HEADER), key);
+    set_api_key(headers, api_key.borrow())?;
     let url = request.url_mut();
     if let Some(query) = url.query() {
         let literal = literal_query(query);
@@ -111,6 +125,19 @@ pub fn prepare(request: &mut reqwest::Request, api_key: &ApiKey) -> Result<(), &
             url.set_query(Some(&literal));
         }
     }
+    Ok(())
+}
+
+/// Puts `api_key` in the `X-API-Key` header of `headers` (replacing any), marked sensitive so HTTP
+/// debug output hides it.
+pub fn set_api_key(
+    headers: &mut reqwest::header::HeaderMap,
+    api_key: &ApiKey,
+) -> Result<(), &'static str> {
+    let mut key = HeaderValue::from_str(api_key.expose_secret())
+        .map_err(|_| "the API key contains characters that cannot be sent in an HTTP header")?;
+    key.set_sensitive(true);
+    headers.insert(HeaderName::from_static(API_KEY_HEADER), key);
     Ok(())
 }
 
@@ -163,6 +190,22 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(literal_query(input), expected, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn every_request_is_prepared_with_the_key_the_handle_holds_then() {
+        let handle = KeyHandle::new("csk_old");
+        let hooks = Hooks::with_key_handle(handle.clone());
+        let prepared = |hooks: &Hooks| {
+            let url = "http://h/store-api/2026-08/stores/s/status";
+            let mut request = reqwest::Request::new(reqwest::Method::GET, url.parse().unwrap());
+            prepare(&mut request, hooks.api_key()).unwrap();
+            request.headers()[API_KEY_HEADER].clone()
+        };
+        assert_eq!(prepared(&hooks), "csk_old");
+        handle.rotate("csk_new");
+        assert_eq!(prepared(&hooks.clone()), "csk_new");
+        assert!(prepared(&hooks).is_sensitive());
     }
 
     #[test]

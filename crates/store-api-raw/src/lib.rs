@@ -23,7 +23,7 @@ pub mod tls;
 pub use generated::*;
 #[cfg(feature = "client")]
 pub use hooks::{Hooks, Transport};
-pub use key::ApiKey;
+pub use key::{ApiKey, KeyHandle};
 pub use money::Money;
 
 /// The API version this crate was generated for; it is also the last segment of

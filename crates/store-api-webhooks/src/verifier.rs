@@ -1,4 +1,5 @@
-//! Checks deliveries against a store's key (or the keys of a rotation window) and reads the event.
+//! Checks deliveries against a store's key (or the keys of a rotation window, or the live key of a
+//! `KeyHandle`) and reads the event.
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use http::HeaderMap;
 use crate::error::{PayloadError, WebhookError};
 use crate::event::Event;
 use crate::signature::{HmacSha256, SIGNATURE_HEADER, Signature, keyed_mac};
+use store_api_raw::KeyHandle;
 
 /// Largest body a [`Verifier`] accepts unless told otherwise: 1 MiB, far above a ~300-byte event.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -19,10 +21,16 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// delivery already being retried may still carry a signature made with the old one. Keep both with
 /// [`Verifier::with_keys`] (or [`Verifier::rotated`]) until those retries are over, then drop the old one.
 ///
+/// Or it follows a [`KeyHandle`] ([`Verifier::from_key_handle`]): every delivery is checked with the
+/// key the handle holds at that moment, the same handle a `store_api::Client` sends, so one
+/// [`KeyHandle::rotate`] switches both, with no overlap (the seed: rotation is effective at once).
+///
 /// Cheap to clone (the keys are shared). `Debug` shows how many keys it holds, never the keys.
 #[derive(Clone)]
 pub struct Verifier {
     keys: Arc<[SigningKey]>,
+    /// When set, the only key, read at each delivery (`keys` is then empty).
+    live: Option<KeyHandle>,
     max_body_bytes: usize,
 }
 
@@ -73,15 +81,60 @@ impl Verifier {
             .collect();
         Self {
             keys,
+            live: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 
+    /// A verifier that checks each delivery with the key `handle` holds when the delivery arrives, and
+    /// only that key. Share the handle with the client (`store_api::Client::key_handle`) so one
+    /// [`KeyHandle::rotate`] switches outbound calls and verification together. An empty key refuses
+    /// deliveries with [`WebhookError::EmptyKey`].
+    ///
+    /// ```
+    /// use store_api_raw::KeyHandle; // also `store_api::KeyHandle`
+    /// use store_api_webhooks::{Verifier, WebhookError, sign};
+    ///
+    /// let body = br#"{"id":"evt_1","storeId":"store_1","topic":"orders_create","data":{"id":"ord_1"}}"#;
+    /// let handle = KeyHandle::new("old key");
+    /// let verifier = Verifier::from_key_handle(handle.clone());
+    /// assert!(verifier.verify(&sign("old key", body), body).is_ok());
+    ///
+    /// handle.rotate("new key");
+    /// assert!(verifier.verify(&sign("new key", body), body).is_ok());
+    /// let old = verifier.verify(&sign("old key", body), body);
+    /// assert!(matches!(old, Err(WebhookError::SignatureMismatch)));
+    /// ```
+    pub fn from_key_handle(handle: KeyHandle) -> Self {
+        Self {
+            keys: Arc::from(Vec::new()),
+            live: Some(handle),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+
+    /// A verifier that follows `client`'s key: [`Verifier::from_key_handle`] with
+    /// `client.key_handle()`, so rotating the client's key rotates this verifier's too.
+    #[cfg(feature = "client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+    pub fn for_client(client: &store_api::Client) -> Self {
+        Self::from_key_handle(client.key_handle().clone())
+    }
+
+    /// The handle this verifier reads its key from, if it was built with
+    /// [`Verifier::from_key_handle`].
+    pub fn key_handle(&self) -> Option<&KeyHandle> {
+        self.live.as_ref()
+    }
+
     /// This verifier after a rotation to `new_key`: accepts the new key and the current one (the first of
-    /// this verifier), drops any older.
+    /// this verifier, or its handle's key now), drops any older. The result holds fixed keys.
     pub fn rotated(&self, new_key: impl Into<String>) -> Self {
         let mut keys = vec![new_key.into()];
-        keys.extend(self.keys.first().map(|k| k.key.expose_secret().to_owned()));
+        match &self.live {
+            Some(handle) => keys.push(handle.current().expose_secret().to_owned()),
+            None => keys.extend(self.keys.first().map(|k| k.key.expose_secret().to_owned())),
+        }
         Self::with_keys(keys).with_max_body_bytes(self.max_body_bytes)
     }
 
@@ -96,9 +149,12 @@ impl Verifier {
         self.max_body_bytes
     }
 
-    /// How many keys this verifier accepts.
+    /// How many keys this verifier accepts (with a key handle: 1, or 0 while it holds an empty key).
     pub fn key_count(&self) -> usize {
-        self.keys.len()
+        match &self.live {
+            Some(handle) => usize::from(!handle.current().expose_secret().is_empty()),
+            None => self.keys.len(),
+        }
     }
 
     /// Checks `signature` (the `X-Service-Signature` value) against the exact `raw_body`, then parses the
@@ -159,6 +215,17 @@ impl Verifier {
 
     /// Whether any key signed `raw_body` with `signature`.
     pub(crate) fn check(&self, signature: &Signature, raw_body: &[u8]) -> Result<(), WebhookError> {
+        if let Some(handle) = &self.live {
+            // Keyed per delivery: two HMAC blocks, next to the body's own hashing.
+            let key = handle.current();
+            if key.expose_secret().is_empty() {
+                return Err(WebhookError::EmptyKey);
+            }
+            return keyed_mac(key.expose_secret())
+                .chain_update(raw_body)
+                .verify_slice(signature.as_bytes())
+                .map_err(|_| WebhookError::SignatureMismatch);
+        }
         if self.keys.is_empty() {
             return Err(WebhookError::EmptyKey);
         }
@@ -200,7 +267,8 @@ pub(crate) fn parse(raw_body: &[u8]) -> Result<Event, WebhookError> {
 impl fmt::Debug for Verifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Verifier")
-            .field("keys", &self.keys.len())
+            .field("keys", &self.key_count())
+            .field("key_handle", &self.live.is_some())
             .field("max_body_bytes", &self.max_body_bytes)
             .finish()
     }

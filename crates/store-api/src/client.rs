@@ -5,12 +5,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use store_api_raw::{ApiKey, Hooks};
+use store_api_raw::{Hooks, KeyHandle};
 
 use crate::cache::TtlCell;
 use crate::error::{Error, Result};
 pub use crate::handle::Client;
 use crate::handle::Inner;
+use crate::hook::RequestHook;
 use crate::limiter::Limiter;
 use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
@@ -54,6 +55,46 @@ impl Client {
         ClientBuilder::default()
     }
 
+    /// A client configured by the environment: `STORE_API_KEY`, `STORE_API_STORE_ID` and
+    /// `STORE_API_BASE_URL` ([`ENV_API_KEY`](crate::ENV_API_KEY), [`ENV_STORE_ID`](crate::ENV_STORE_ID),
+    /// [`ENV_BASE_URL`](crate::ENV_BASE_URL)), the variables the `store-api` command line reads.
+    /// [`ClientBuilder::from_env`] starts a builder from them to adjust other settings.
+    ///
+    /// A missing or invalid variable is an [`Error::Config`] that names it (never showing the key).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), store_api::Error> {
+    /// // STORE_API_KEY=csk_... STORE_API_STORE_ID=store_alpha STORE_API_BASE_URL=https://host
+    /// let client = store_api::Client::from_env()?;
+    /// let status = client.status().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_env() -> Result<Client> {
+        ClientBuilder::from_env()?.build()
+    }
+
+    /// The handle this client, its clones and anything built on the handle read the API key from:
+    /// [`KeyHandle::rotate`] switches every later request (retries included) to the new key at once.
+    /// A request that crossed the rotation in flight and got a 401 for the old key is sent again with
+    /// the new one. Pass the handle to `store_api_webhooks::Verifier::from_key_handle` so deliveries are
+    /// checked with the same key; see [`ClientBuilder::key_handle`] to share one from the start.
+    ///
+    /// After rotating, [`Client::status`] confirms the new key: `Ok` when the service accepts it,
+    /// [`Error::Unauthorized`] when it does not (the service has not rotated yet, or the key is wrong).
+    ///
+    /// ```no_run
+    /// # async fn run(client: store_api::Client, new_key: String) -> Result<(), store_api::Error> {
+    /// // The app shows the new key; the old one stopped working at that moment.
+    /// client.key_handle().rotate(new_key);
+    /// client.status().await?; // the new key is accepted
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn key_handle(&self) -> &KeyHandle {
+        &self.inner.transport.key
+    }
+
     /// The store this client works for.
     pub fn store_id(&self) -> &str {
         &self.inner.store_id
@@ -81,7 +122,9 @@ impl Client {
         &self.inner.raw
     }
 
-    /// Reachability and credential check (`GET /status`); each call uses one rate-limit token.
+    /// Reachability and credential check (`GET /status`); each call uses one rate-limit token. It sends
+    /// the key the [`key_handle`](Self::key_handle) holds now, so after a rotation it confirms the new
+    /// key (an [`Error::Unauthorized`] means the service does not accept it).
     pub async fn status(&self) -> Result<crate::model::StatusResult> {
         self.inner
             .raw
@@ -132,7 +175,8 @@ impl Client {
 #[derive(Default)]
 #[must_use]
 pub struct ClientBuilder {
-    api_key: Option<ApiKey>,
+    api_key: Option<KeyHandle>,
+    hooks: Vec<Arc<dyn RequestHook>>,
     store_id: Option<String>,
     base_url: Option<String>,
     timeout: Option<Duration>,
@@ -163,14 +207,46 @@ impl fmt::Debug for ClientBuilder {
             .field("base_url", &self.base_url)
             .field("store_id", &self.store_id)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("hooks", &self.hooks.len())
             .finish_non_exhaustive()
     }
 }
 
 impl ClientBuilder {
-    /// The store's API key, exactly as the app shows it (never validated or parsed).
+    /// The store's API key, exactly as the app shows it (never validated or parsed). The client keeps
+    /// it in a new [`KeyHandle`] ([`Client::key_handle`]); replaces an earlier
+    /// [`key_handle`](Self::key_handle).
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(ApiKey::new(key));
+        self.api_key = Some(KeyHandle::new(key));
+        self
+    }
+
+    /// Reads the API key from `handle` before every request, instead of a fixed key: the client, its
+    /// clones and a `store_api_webhooks::Verifier` built on the same handle then follow
+    /// [`KeyHandle::rotate`] together. Replaces an earlier [`api_key`](Self::api_key).
+    ///
+    /// ```
+    /// use store_api::{Client, KeyHandle};
+    ///
+    /// let key = KeyHandle::new("csk_old");
+    /// let client = Client::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .store_id("store_alpha")
+    ///     .key_handle(key.clone())
+    ///     .build()?;
+    /// key.rotate("csk_new");
+    /// assert_eq!(client.key_handle().current().expose_secret(), "csk_new");
+    /// # Ok::<(), store_api::Error>(())
+    /// ```
+    pub fn key_handle(mut self, handle: KeyHandle) -> Self {
+        self.api_key = Some(handle);
+        self
+    }
+
+    /// Adds a hook called around every attempt of every request (retries and order submissions
+    /// included), after the ones added before it. See [`RequestHook`].
+    pub fn hook(mut self, hook: Arc<dyn RequestHook>) -> Self {
+        self.hooks.push(hook);
         self
     }
 
@@ -317,11 +393,13 @@ impl ClientBuilder {
             shared_limiter.clone(),
             self.retry.unwrap_or_default(),
             self.max_pause.unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE),
+            api_key.clone(),
+            self.hooks,
         );
         let raw = store_api_raw::Client::new_with_client(
             &base_url,
             http,
-            Hooks::new(api_key).with_transport(transport.clone()),
+            Hooks::with_key_handle(api_key).with_transport(transport.clone()),
         );
         let submit_policy = self.submit_retry.unwrap_or_else(RetryPolicy::submit);
         Ok(Client {
@@ -391,7 +469,7 @@ fn with_root_certificates(
 }
 
 /// Accepts `https://host`, `https://host/`, `https://host/store-api/2026-08[/]`.
-fn normalize_base_url(url: &str) -> Result<String> {
+pub(crate) fn normalize_base_url(url: &str) -> Result<String> {
     let trimmed = url.trim().trim_end_matches('/');
     let parsed = url::Url::parse(trimmed)
         .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;

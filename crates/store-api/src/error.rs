@@ -102,6 +102,10 @@ pub enum Error {
     /// An argument was out of range (a page size outside 1..=100, a missing externalOrderId).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The environment does not configure a client ([`Client::from_env`](crate::Client::from_env)):
+    /// names the variable, never shows the key.
+    #[error("configuration: {0}")]
+    Config(#[from] crate::config::ConfigError),
 }
 
 impl Error {

@@ -4,9 +4,11 @@
 
 mod cache;
 mod client;
+mod config;
 mod difference;
 mod error;
 mod handle;
+pub mod hook;
 mod limiter;
 pub mod model;
 mod pages;
@@ -22,8 +24,10 @@ pub use client::{
     Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE, DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT, VERSION_PATH,
 };
+pub use config::{ConfigError, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 pub use difference::Difference;
 pub use error::{Error, Result};
+pub use hook::{AttemptInfo, AttemptOutcome, RequestHook};
 pub use limiter::{Limiter, LimiterFuture};
 pub use pages::Page;
 pub use query::{
@@ -33,7 +37,7 @@ pub use query::{
 pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
 pub use retry::{Jitter, RetryPolicy};
-pub use store_api_raw::ApiKey;
 pub use store_api_raw::tls::install_crypto_provider;
+pub use store_api_raw::{ApiKey, KeyHandle};
 pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};
 pub use validate::StoreSnapshot;

@@ -1,0 +1,157 @@
+//! Configuration from the environment: the variables the `store-api` command line reads too.
+
+use std::ffi::OsString;
+
+use crate::client::{ClientBuilder, normalize_base_url};
+
+/// The variable holding the store's API key (never printed, not even in errors).
+pub const ENV_API_KEY: &str = "STORE_API_KEY";
+/// The variable holding the store id that matches the key.
+pub const ENV_STORE_ID: &str = "STORE_API_STORE_ID";
+/// The variable holding the service's address (`https://host`, with or without `/store-api/2026-08`).
+pub const ENV_BASE_URL: &str = "STORE_API_BASE_URL";
+
+/// Why the environment does not configure a client. Names the variable, never shows the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The variable is not set, or set to an empty value.
+    #[error("{variable} is not set")]
+    Missing {
+        /// The variable's name, for example [`ENV_API_KEY`].
+        variable: &'static str,
+    },
+    /// The variable is set but its value cannot be used.
+    #[error("{variable} is invalid: {reason}")]
+    Invalid {
+        /// The variable's name.
+        variable: &'static str,
+        /// What is wrong with it (never the value of the key).
+        reason: String,
+    },
+}
+
+impl ClientBuilder {
+    /// A builder with the API key, store id and base URL read from [`ENV_API_KEY`] (`STORE_API_KEY`),
+    /// [`ENV_STORE_ID`] (`STORE_API_STORE_ID`) and [`ENV_BASE_URL`] (`STORE_API_BASE_URL`), the
+    /// variables the `store-api` command line reads; anything can be adjusted before
+    /// [`build`](Self::build).
+    ///
+    /// Fails with [`Error::Config`](crate::Error::Config) naming the first variable that is missing
+    /// (unset or empty) or invalid (not Unicode, a key that cannot be sent in a header, a base URL that
+    /// is not an http(s) URL).
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), store_api::Error> {
+    /// let client = store_api::ClientBuilder::from_env()?
+    ///     .timeout(std::time::Duration::from_secs(10))
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var_os(name))
+    }
+
+    /// [`from_env`](Self::from_env) over any source of variables (tests do not touch the process's
+    /// environment, which other threads read).
+    pub(crate) fn from_lookup(
+        lookup: impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Self, ConfigError> {
+        let read = |variable: &'static str| -> Result<String, ConfigError> {
+            let value = lookup(variable)
+                .filter(|value| !value.is_empty())
+                .ok_or(ConfigError::Missing { variable })?;
+            value.into_string().map_err(|_| ConfigError::Invalid {
+                variable,
+                reason: "not valid Unicode".into(),
+            })
+        };
+        let api_key = read(ENV_API_KEY)?;
+        if reqwest::header::HeaderValue::from_str(&api_key).is_err() {
+            return Err(ConfigError::Invalid {
+                variable: ENV_API_KEY,
+                reason: "contains characters that cannot be sent in an HTTP header".into(),
+            });
+        }
+        let store_id = read(ENV_STORE_ID)?;
+        let base_url = read(ENV_BASE_URL)?;
+        normalize_base_url(&base_url).map_err(|error| ConfigError::Invalid {
+            variable: ENV_BASE_URL,
+            reason: match error {
+                crate::Error::InvalidArgument(reason) => reason,
+                other => other.to_string(),
+            },
+        })?;
+        Ok(Self::default()
+            .api_key(api_key)
+            .store_id(store_id)
+            .base_url(base_url))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn from(vars: &[(&str, &str)]) -> Result<ClientBuilder, ConfigError> {
+        let vars: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+            .collect();
+        ClientBuilder::from_lookup(|name| vars.get(name).cloned())
+    }
+
+    const KEY: &str = "csk_0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn every_variable_is_read_and_the_client_builds() {
+        let client = from(&[
+            (ENV_API_KEY, KEY),
+            (ENV_STORE_ID, "store_alpha"),
+            (ENV_BASE_URL, "http://127.0.0.1:1"),
+        ])
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(client.store_id(), "store_alpha");
+        assert_eq!(client.base_url(), "http://127.0.0.1:1/store-api/2026-08");
+        assert_eq!(client.key_handle().current().expose_secret(), KEY);
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_never_show_the_key() {
+        let cases: [(&[(&str, &str)], &str); 5] = [
+            (&[], ENV_API_KEY),
+            (&[(ENV_API_KEY, KEY)], ENV_STORE_ID),
+            (&[(ENV_API_KEY, KEY), (ENV_STORE_ID, "")], ENV_STORE_ID),
+            (&[(ENV_API_KEY, KEY), (ENV_STORE_ID, "s")], ENV_BASE_URL),
+            (
+                &[
+                    (ENV_API_KEY, KEY),
+                    (ENV_STORE_ID, "s"),
+                    (ENV_BASE_URL, "ftp://h"),
+                ],
+                ENV_BASE_URL,
+            ),
+        ];
+        for (vars, variable) in cases {
+            let error = from(vars).unwrap_err();
+            let text = crate::Error::from(error.clone()).to_string();
+            assert!(text.contains(variable), "{text}");
+            assert!(!text.contains("0123456789"), "{text}");
+        }
+        let bad_key = "csk_0123456789\nabcdef";
+        let error = from(&[(ENV_API_KEY, bad_key)]).unwrap_err();
+        assert!(matches!(
+            error,
+            ConfigError::Invalid {
+                variable: ENV_API_KEY,
+                ..
+            }
+        ));
+        assert!(!error.to_string().contains("0123456789"), "{error}");
+    }
+}

@@ -1,0 +1,173 @@
+//! Request hooks (issue 16): called around every attempt, retries included, in order; headers they add
+//! reach the server; they never see the key.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use store_api::hook::{AttemptInfo, AttemptOutcome, HeaderMap, HeaderValue, RequestHook};
+use store_api::{Client, RateLimiter, RetryPolicy};
+use store_api_fixtures::{Emulator, Fault, FaultKind};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+const KEY: &str = "csk_hooks_test_key_0123456789abcdef";
+
+/// Records every call, tagged with its name, and adds `x-hook-<name>: <attempt>` to each attempt.
+#[derive(Debug)]
+struct Recorder {
+    name: &'static str,
+    log: Log,
+}
+
+impl RequestHook for Recorder {
+    fn before(&self, attempt: &AttemptInfo, headers: &mut HeaderMap) {
+        assert!(
+            !headers.contains_key("x-api-key"),
+            "hooks never see the key"
+        );
+        headers.insert(
+            format!("x-hook-{}", self.name)
+                .parse::<store_api::hook::HeaderName>()
+                .unwrap(),
+            HeaderValue::from(attempt.attempt),
+        );
+        self.log.lock().unwrap().push(format!(
+            "{} before {} {} {} #{}",
+            self.name, attempt.method, attempt.operation_id, attempt.path_template, attempt.attempt
+        ));
+    }
+
+    fn after(&self, attempt: &AttemptInfo, outcome: &AttemptOutcome, duration: Duration) {
+        assert!(duration < Duration::from_secs(10));
+        self.log.lock().unwrap().push(format!(
+            "{} after #{} {outcome:?}",
+            self.name, attempt.attempt
+        ));
+    }
+}
+
+/// What the recorders wrote, in call order.
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn recorders() -> (Log, [Arc<dyn RequestHook>; 2]) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let hooks: [Arc<dyn RequestHook>; 2] = [
+        Arc::new(Recorder {
+            name: "first",
+            log: log.clone(),
+        }),
+        Arc::new(Recorder {
+            name: "second",
+            log: log.clone(),
+        }),
+    ];
+    (log, hooks)
+}
+
+fn builder(base_url: &str, store_id: &str, key: &str) -> store_api::ClientBuilder {
+    Client::builder()
+        .base_url(base_url)
+        .store_id(store_id)
+        .api_key(key)
+        .rate_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
+        .retry_policy(RetryPolicy::default().with_base_delay(Duration::from_millis(5)))
+}
+
+#[tokio::test]
+async fn hooks_see_every_attempt_of_a_retried_request_in_order() {
+    let emu = Emulator::builder().rate_limit(false).start().await.unwrap();
+    let store = emu.store("store_alpha").unwrap();
+    let (log, [first, second]) = recorders();
+    let client = builder(&emu.base_url(), &store.id, &store.api_key)
+        .hook(first)
+        .hook(second)
+        .build()
+        .unwrap();
+    emu.inject_fault(
+        Fault::new(FaultKind::Status { status: 503 })
+            .operation("get_status")
+            .times(2),
+    )
+    .unwrap();
+    client.status().await.unwrap();
+    let mut expected = Vec::new();
+    for (attempt, outcome) in [(1, 503), (2, 503), (3, 200)] {
+        for name in ["first", "second"] {
+            expected.push(format!(
+                "{name} before GET get_status /stores/{{storeId}}/status #{attempt}"
+            ));
+        }
+        for name in ["first", "second"] {
+            expected.push(format!("{name} after #{attempt} Status({outcome})"));
+        }
+    }
+    assert_eq!(*log.lock().unwrap(), expected);
+}
+
+#[tokio::test]
+async fn headers_added_by_hooks_reach_the_server_on_every_attempt() {
+    // A server that answers 503 to the first request and 200 to the next, recording each request head.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}", listener.local_addr().unwrap());
+    let heads = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buffer = [0; 4096];
+            while !head.ends_with(b"\r\n\r\n") {
+                let read = socket.read(&mut buffer).await.unwrap();
+                if read == 0 {
+                    break;
+                }
+                head.extend_from_slice(&buffer[..read]);
+            }
+            let number = {
+                let mut heads = seen.lock().unwrap();
+                heads.push(String::from_utf8_lossy(&head).to_lowercase());
+                heads.len()
+            };
+            let (status, body) = if number == 1 {
+                (
+                    "503 Service Unavailable",
+                    r#"{"statusCode":503,"message":"busy"}"#,
+                )
+            } else {
+                ("200 OK", r#"{"status":"ok","version":"2026-08"}"#)
+            };
+            let answer = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(answer.as_bytes()).await.unwrap();
+        }
+    });
+    let (log, [first, second]) = recorders();
+    let client = builder(&base_url, "store_alpha", KEY)
+        .hook(first)
+        .hook(second)
+        .build()
+        .unwrap();
+    let status = client.status().await.unwrap();
+    assert_eq!(status.version.as_deref(), Some("2026-08"));
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    for (attempt, head) in (1..).zip(&heads) {
+        assert!(
+            head.contains(&format!("x-hook-first: {attempt}\r\n")),
+            "{head}"
+        );
+        assert!(
+            head.contains(&format!("x-hook-second: {attempt}\r\n")),
+            "{head}"
+        );
+        assert!(
+            head.contains(&format!("x-api-key: {}\r\n", KEY.to_lowercase())),
+            "{head}"
+        );
+    }
+    assert_eq!(log.lock().unwrap().len(), 8);
+}
