@@ -1,6 +1,7 @@
 //! The client's methods and its builder (the [`Client`] handle itself is in `handle`, below the
 //! modules that make calls, so that they and this module, which hands them out, do not import each other).
 
+use std::ffi::OsString;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use store_api_raw::{Hooks, KeyHandle};
 
 use crate::cache::TtlCell;
+use crate::config::{ConfigError, EnvSettings};
 use crate::error::{Error, Result};
 pub use crate::handle::Client;
 use crate::handle::Inner;
@@ -466,6 +468,48 @@ fn with_root_certificates(
     _certificates: &[RootCertificate],
 ) -> Result<reqwest::ClientBuilder> {
     Ok(builder)
+}
+
+impl ClientBuilder {
+    /// A builder with the API key, store id and base URL read from [`ENV_API_KEY`](crate::ENV_API_KEY) (`STORE_API_KEY`),
+    /// [`ENV_STORE_ID`](crate::ENV_STORE_ID) (`STORE_API_STORE_ID`) and [`ENV_BASE_URL`](crate::ENV_BASE_URL) (`STORE_API_BASE_URL`), the
+    /// variables the `store-api` command line reads; anything can be adjusted before
+    /// [`build`](Self::build).
+    ///
+    /// Fails with [`Error::Config`](crate::Error::Config) naming the first variable that is missing
+    /// (unset or empty) or invalid (not Unicode, a key that cannot be sent in a header, a base URL that
+    /// is not an http(s) URL).
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), store_api::Error> {
+    /// let client = store_api::ClientBuilder::from_env()?
+    ///     .timeout(std::time::Duration::from_secs(10))
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var_os(name))
+    }
+
+    /// [`from_env`](Self::from_env) over any source of variables (tests do not touch the process's
+    /// environment, which other threads read).
+    pub(crate) fn from_lookup(
+        lookup: impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Self, ConfigError> {
+        let settings = EnvSettings::read(lookup, |url| {
+            normalize_base_url(url)
+                .map(drop)
+                .map_err(|error| match error {
+                    Error::InvalidArgument(reason) => reason,
+                    other => other.to_string(),
+                })
+        })?;
+        Ok(Self::default()
+            .api_key(settings.api_key)
+            .store_id(settings.store_id)
+            .base_url(settings.base_url))
+    }
 }
 
 /// Accepts `https://host`, `https://host/`, `https://host/store-api/2026-08[/]`.

@@ -2,8 +2,6 @@
 
 use std::ffi::OsString;
 
-use crate::client::{ClientBuilder, normalize_base_url};
-
 /// The variable holding the store's API key (never printed, not even in errors).
 pub const ENV_API_KEY: &str = "STORE_API_KEY";
 /// The variable holding the store id that matches the key.
@@ -31,33 +29,21 @@ pub enum ConfigError {
     },
 }
 
-impl ClientBuilder {
-    /// A builder with the API key, store id and base URL read from [`ENV_API_KEY`] (`STORE_API_KEY`),
-    /// [`ENV_STORE_ID`] (`STORE_API_STORE_ID`) and [`ENV_BASE_URL`] (`STORE_API_BASE_URL`), the
-    /// variables the `store-api` command line reads; anything can be adjusted before
-    /// [`build`](Self::build).
-    ///
-    /// Fails with [`Error::Config`](crate::Error::Config) naming the first variable that is missing
-    /// (unset or empty) or invalid (not Unicode, a key that cannot be sent in a header, a base URL that
-    /// is not an http(s) URL).
-    ///
-    /// ```no_run
-    /// # fn run() -> Result<(), store_api::Error> {
-    /// let client = store_api::ClientBuilder::from_env()?
-    ///     .timeout(std::time::Duration::from_secs(10))
-    ///     .build()?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|name| std::env::var_os(name))
-    }
+/// The three settings, as read from the environment.
+#[derive(Debug)]
+pub(crate) struct EnvSettings {
+    pub api_key: String,
+    pub store_id: String,
+    pub base_url: String,
+}
 
-    /// [`from_env`](Self::from_env) over any source of variables (tests do not touch the process's
-    /// environment, which other threads read).
-    pub(crate) fn from_lookup(
+impl EnvSettings {
+    /// Reads the variables through `lookup` (the process's environment, or a test's map); `base_url`
+    /// says why a base URL is unusable, if it is.
+    pub(crate) fn read(
         lookup: impl Fn(&str) -> Option<OsString>,
-    ) -> Result<Self, ConfigError> {
+        base_url: impl Fn(&str) -> Result<(), String>,
+    ) -> Result<EnvSettings, ConfigError> {
         let read = |variable: &'static str| -> Result<String, ConfigError> {
             let value = lookup(variable)
                 .filter(|value| !value.is_empty())
@@ -75,18 +61,16 @@ impl ClientBuilder {
             });
         }
         let store_id = read(ENV_STORE_ID)?;
-        let base_url = read(ENV_BASE_URL)?;
-        normalize_base_url(&base_url).map_err(|error| ConfigError::Invalid {
+        let url = read(ENV_BASE_URL)?;
+        base_url(&url).map_err(|reason| ConfigError::Invalid {
             variable: ENV_BASE_URL,
-            reason: match error {
-                crate::Error::InvalidArgument(reason) => reason,
-                other => other.to_string(),
-            },
+            reason,
         })?;
-        Ok(Self::default()
-            .api_key(api_key)
-            .store_id(store_id)
-            .base_url(base_url))
+        Ok(EnvSettings {
+            api_key,
+            store_id,
+            base_url: url,
+        })
     }
 }
 
@@ -95,6 +79,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+    use crate::client::ClientBuilder;
 
     fn from(vars: &[(&str, &str)]) -> Result<ClientBuilder, ConfigError> {
         let vars: HashMap<String, OsString> = vars
