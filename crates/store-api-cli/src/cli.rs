@@ -182,7 +182,8 @@ pub enum OrdersCommand {
     /// field path; nothing is sent when it finds one. Without an externalOrderId in the file a retry
     /// could bill twice: prefer `orders submit`.
     Create {
-        /// The create-order request as JSON (lineItems, shippingAddress, optional externalOrderId).
+        /// The create-order request as JSON (lineItems, shippingAddress, optional externalOrderId); `-`
+        /// reads standard input.
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
         /// Only run the pre-flight check; send nothing.
@@ -197,7 +198,8 @@ pub enum OrdersCommand {
     /// file cannot be written, nothing is sent. An externalOrderId already used by a different order is
     /// an error that names the differences; nothing new is billed.
     Submit {
-        /// The create-order request as JSON.
+        /// The create-order request as JSON; `-` reads standard input (the order then needs an
+        /// externalOrderId: there is no file to write a generated one into).
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
         /// Use this externalOrderId (your own order number) instead of the file's.
@@ -280,7 +282,7 @@ pub enum WebhooksCommand {
         /// The X-Service-Signature header value.
         #[arg(long)]
         signature: String,
-        /// The raw request body, byte for byte as received.
+        /// The raw request body, byte for byte as received; `-` reads standard input.
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
         /// The store's API key the delivery was signed with (default: --api-key / STORE_API_KEY). An

@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod demo;
 mod error;
+mod input;
 mod output;
 mod png;
 mod progress;

@@ -1,7 +1,6 @@
 //! `emulator`: the local emulator as a server, the same as the `store-api-emulator` binary; and
 //! `emulator trigger`, which drives one already running.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::Value;
@@ -88,17 +87,7 @@ fn topic_name(topic: TriggerTopic) -> String {
 
 /// The JSON in `path`, or on standard input for `-`.
 fn read_json(path: &Path) -> Result<Value, CliError> {
-    let text = if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::Usage(format!("cannot read standard input: {e}")))?;
-        text
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?
-    };
-    serde_json::from_str(&text)
+    serde_json::from_str(&crate::input::read_text(path)?)
         .map_err(|e| CliError::Usage(format!("{} is not JSON: {e}", path.display())))
 }
 

@@ -10,10 +10,9 @@ use store_api::validate::{Violation, ViolationKind};
 
 use crate::error::CliError;
 
-/// Reads and decodes the request in `path`.
+/// Reads and decodes the request in `path` (standard input for `-`).
 pub fn read_order(path: &Path) -> Result<NewOrder, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
+    let text = crate::input::read_text(path)?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| CliError::Usage(format!("{} is not JSON: {e}", path.display())))?;
     serde_path_to_error::deserialize(value).map_err(|error| {

@@ -98,6 +98,12 @@ async fn submit(
     }
     let external_id = match &order.external_order_id {
         Some(id) => id.to_string(),
+        None if crate::input::is_stdin(file) => {
+            // Nowhere to keep a generated id: a rerun would send another one and could bill twice.
+            return Err(CliError::Usage(
+                "an order read from standard input needs an externalOrderId (in the order or --external-id): there is no file to write a generated one into, so a rerun could bill twice; nothing was sent".into(),
+            ));
+        }
         None => {
             let id = new_external_order_id();
             // Into the file before sending: a rerun of the same command (after a timeout, a crash)

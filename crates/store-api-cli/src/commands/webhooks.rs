@@ -22,8 +22,7 @@ pub fn run(command: WebhooksCommand, global: &GlobalArgs, out: Output) -> Result
             let verifier = Verifier::try_new(key.expose())
                 .map_err(|e| CliError::Usage(format!("{e}; pass the store's API key")))?;
             // The exact bytes: any re-encoding would change what was signed.
-            let body = std::fs::read(&file)
-                .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
+            let body = crate::input::read_bytes(&file)?;
             let event = verifier
                 .verify(&signature, &body)
                 .map_err(|e| CliError::Failed(format!("the delivery does not verify: {e}")))?;

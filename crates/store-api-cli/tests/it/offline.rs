@@ -190,3 +190,40 @@ fn an_empty_key_is_refused() {
     assert!(run.stderr.contains("empty"), "{run:?}");
     assert!(run.stdout.is_empty(), "{run:?}");
 }
+
+#[test]
+fn a_delivery_body_can_come_from_standard_input() {
+    let signature = sign(KEY, BODY.as_bytes());
+    let verified = Run::from(
+        bare()
+            .args([
+                "webhooks",
+                "verify",
+                "--signature",
+                &signature,
+                "--key",
+                KEY,
+            ])
+            .args(["--file", "-"])
+            .write_stdin(BODY)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(verified.code, 0, "{verified:?}");
+    let forged = Run::from(
+        bare()
+            .args([
+                "webhooks",
+                "verify",
+                "--signature",
+                &signature,
+                "--key",
+                KEY,
+            ])
+            .args(["--file", "-"])
+            .write_stdin(BODY.replace("orders_update", "orders_create"))
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(forged.code, 0, "{forged:?}");
+}

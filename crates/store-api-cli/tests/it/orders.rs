@@ -2,7 +2,7 @@
 
 use store_api_fixtures::AppAction;
 
-use crate::common::{Env, IMAGE_URL, data};
+use crate::common::{Env, IMAGE_URL, Run, data};
 use crate::snap;
 
 #[test]
@@ -295,5 +295,46 @@ fn a_reused_external_id_with_another_order_is_an_error() {
     assert_eq!(run.code, 3, "{run:?}");
     assert!(!run.stdout.contains("nothing new was billed"), "{run:?}");
     assert!(run.stderr.contains("quantity"), "{run:?}");
+    assert_eq!(env.emu.order_count(&env.store), 1);
+}
+
+#[test]
+fn an_order_can_come_from_standard_input_with_its_external_id() {
+    let env = Env::start();
+    let order = std::fs::read_to_string(data("order.json")).unwrap();
+    let without_id: serde_json::Value = serde_json::from_str(&order).unwrap();
+    assert!(without_id.get("externalOrderId").is_none());
+    // No file to write a generated id into: refused before anything is sent.
+    let refused = Run::from(
+        env.cmd()
+            .args(["orders", "submit", "--file", "-"])
+            .write_stdin(order.clone())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("needs an externalOrderId"),
+        "{refused:?}"
+    );
+    assert_eq!(env.emu.order_count(&env.store), 0);
+    // With --external-id, twice: billed once.
+    for _ in 0..2 {
+        let run = Run::from(
+            env.cmd()
+                .args([
+                    "orders",
+                    "submit",
+                    "--file",
+                    "-",
+                    "--external-id",
+                    "stdin-1",
+                ])
+                .write_stdin(order.clone())
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+    }
     assert_eq!(env.emu.order_count(&env.store), 1);
 }
