@@ -65,6 +65,10 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON (the API's own shapes) instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Log to stderr: -v one line per HTTP request (method, operation, status, time; never the key),
+    /// -vv debug, -vvv trace. RUST_LOG, when set, chooses the filter instead.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
 }
 
 /// The commands.

@@ -5,6 +5,7 @@ mod commands;
 mod demo;
 mod error;
 mod input;
+mod logging;
 mod output;
 mod png;
 mod progress;
@@ -18,6 +19,7 @@ use clap::Parser as _;
 fn main() -> ExitCode {
     // clap exits by itself on usage errors (code 2), --help and --version (code 0).
     let cli = cli::Cli::parse();
+    logging::init(cli.global.verbose);
     // Every reqwest client of the process (the SDK's, the control endpoint's, the demo's) needs a rustls
     // crypto provider installed first; ring is the one compiled in.
     store_api::install_crypto_provider();

@@ -227,3 +227,25 @@ fn a_delivery_body_can_come_from_standard_input() {
     );
     assert_ne!(forged.code, 0, "{forged:?}");
 }
+
+#[test]
+fn verbose_logs_each_request_without_the_key() {
+    let quiet = Run::from(bare().args(["--emulator", "status"]).output().unwrap());
+    assert_eq!(quiet.code, 0, "{quiet:?}");
+    assert!(!quiet.stderr.contains("store_api.request"), "{quiet:?}");
+    let verbose = Run::from(
+        bare()
+            .args(["--emulator", "-v", "status"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(verbose.code, 0, "{verbose:?}");
+    for expected in ["store_api.request", "get_status", "status=200"] {
+        assert!(
+            verbose.stderr.contains(expected),
+            "{expected}: {}",
+            verbose.stderr
+        );
+    }
+    assert!(!verbose.stderr.contains(KEY), "the key was logged");
+}
