@@ -75,7 +75,11 @@ fn event_body(id: &str, topic: &str) -> Vec<u8> {
 }
 
 /// Posts `body` with `signature` (if any); returns the status and the response body.
-async fn post_body(url: &str, signature: Option<&str>, body: reqwest::Body) -> (u16, String) {
+pub(crate) async fn post_body(
+    url: &str,
+    signature: Option<&str>,
+    body: reqwest::Body,
+) -> (u16, String) {
     // reqwest under `rustls` needs a crypto provider before it builds a client.
     store_api::install_crypto_provider();
     let mut request = reqwest::Client::new()
