@@ -193,21 +193,8 @@ async fn run(emulator: SocketAddr, receiver: SocketAddr) -> Run {
         Some(artwork),
     )
     .await;
-    let order = json!({
-        "externalOrderId": "det-1",
-        "shippingAddress": {
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "address": {
-                "streetAddress": "1 Main St",
-                "cityOrTown": "Springfield",
-                "stateOrProvince": "IL",
-                "zipOrPostalCode": "62701",
-                "country": "US"
-            }
-        },
-        "lineItems": [{ "productVariantId": "pv_aa_sun_blk_s", "quantity": 2 }]
-    });
+    let mut order = sunset_tee_order(2);
+    order["externalOrderId"] = json!("det-1");
     let order = exchange(
         &mut out,
         &http,
@@ -496,21 +483,8 @@ async fn auto_advance_follows_the_emulator_clock() {
         .start()
         .await
         .unwrap();
-    let order: store_api_raw::types::CreateOrderRequest = serde_json::from_value(json!({
-        "shippingAddress": {
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "address": {
-                "streetAddress": "1 Main St",
-                "cityOrTown": "Springfield",
-                "stateOrProvince": "IL",
-                "zipOrPostalCode": "62701",
-                "country": "US"
-            }
-        },
-        "lineItems": [{ "productVariantId": "pv_aa_sun_blk_s", "quantity": 1 }]
-    }))
-    .unwrap();
+    let order: store_api_raw::types::CreateOrderRequest =
+        serde_json::from_value(sunset_tee_order(1)).unwrap();
     let order = emu.create_order_in_app(ALPHA, order).unwrap();
     let stage = || {
         emu.orders(ALPHA)
@@ -554,4 +528,22 @@ async fn a_deterministic_emulator_refuses_to_load_a_state_file() {
         refused.to_string().contains("cannot load the state file"),
         "{refused}"
     );
+}
+
+/// A create-order request for `quantity` black S Sunset Tees of store_alpha, shipped to Springfield, IL.
+fn sunset_tee_order(quantity: u64) -> serde_json::Value {
+    json!({
+        "shippingAddress": {
+            "firstName": "Ada",
+            "lastName": "Lovelace",
+            "address": {
+                "streetAddress": "1 Main St",
+                "cityOrTown": "Springfield",
+                "stateOrProvince": "IL",
+                "zipOrPostalCode": "62701",
+                "country": "US"
+            }
+        },
+        "lineItems": [{ "productVariantId": "pv_aa_sun_blk_s", "quantity": quantity }]
+    })
 }
