@@ -27,6 +27,13 @@ fn through(proxy: &FaultProxy, emu: &store_api_fixtures::Emulator, attempts: u32
         .unwrap()
 }
 
+/// A fresh emulator with the fault proxy in front of it.
+async fn behind_proxy(plan: FaultPlan) -> (store_api_fixtures::Emulator, FaultProxy) {
+    let emu = emulator().await;
+    let proxy = FaultProxy::start(emu.origin(), plan).await;
+    (emu, proxy)
+}
+
 fn order_posts(proxy: &FaultProxy) -> usize {
     proxy
         .exchanges()
@@ -107,12 +114,7 @@ async fn a_reused_external_id_with_a_different_order_names_the_differences() {
 // Defect 3: a 409 whose body is not the service's envelope is reconciled at once.
 #[tokio::test]
 async fn a_409_with_a_foreign_body_is_reconciled_at_once() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(
-        emu.origin(),
-        FaultPlan::first_post(&[Fault::ForeignConflict], 0),
-    )
-    .await;
+    let (emu, proxy) = behind_proxy(FaultPlan::first_post(&[Fault::ForeignConflict], 0)).await;
     let submission = through(&proxy, &emu, 10)
         .orders()
         .submit(&tee_order(Some(&new_external_order_id())))
@@ -128,8 +130,7 @@ async fn a_409_with_a_foreign_body_is_reconciled_at_once() {
 #[tokio::test]
 async fn a_201_with_a_truncated_body_is_resolved_by_a_lookup() {
     for fault in [&[Fault::TruncatedBody], &[Fault::ResetMidBody]] {
-        let emu = emulator().await;
-        let proxy = FaultProxy::start(emu.origin(), FaultPlan::first_post(fault, 0)).await;
+        let (emu, proxy) = behind_proxy(FaultPlan::first_post(fault, 0)).await;
         let external_id = new_external_order_id();
         let result = through(&proxy, &emu, 1)
             .orders()
@@ -153,12 +154,8 @@ async fn a_201_with_a_truncated_body_is_resolved_by_a_lookup() {
 // Defect 7: when retries run out after an ambiguous attempt, a final lookup gives a definite answer.
 #[tokio::test]
 async fn a_500_after_commit_with_no_retry_left_is_resolved_by_a_final_lookup() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(
-        emu.origin(),
-        FaultPlan::first_post(&[Fault::ServerErrorAfterCommit], 0),
-    )
-    .await;
+    let (emu, proxy) =
+        behind_proxy(FaultPlan::first_post(&[Fault::ServerErrorAfterCommit], 0)).await;
     let external_id = new_external_order_id();
     let result = through(&proxy, &emu, 1)
         .orders()
@@ -175,12 +172,7 @@ async fn a_500_after_commit_with_no_retry_left_is_resolved_by_a_final_lookup() {
 // Defect 7: a 409 whose lookup does not show the order yet retries the lookup briefly.
 #[tokio::test]
 async fn a_lookup_that_lags_behind_a_409_is_retried() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(
-        emu.origin(),
-        FaultPlan::first_post(&[Fault::LaggingLookup], 2),
-    )
-    .await;
+    let (emu, proxy) = behind_proxy(FaultPlan::first_post(&[Fault::LaggingLookup], 2)).await;
     let external_id = new_external_order_id();
     let submission = through(&proxy, &emu, 10)
         .orders()
@@ -195,12 +187,7 @@ async fn a_lookup_that_lags_behind_a_409_is_retried() {
 // Defect 4: no Retry-After value panics; one beyond the retry budget ends the call at once.
 #[tokio::test]
 async fn an_absurd_retry_after_neither_panics_nor_parks_the_caller() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(
-        emu.origin(),
-        FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0),
-    )
-    .await;
+    let (emu, proxy) = behind_proxy(FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0)).await;
     let alpha = through(&proxy, &emu, 10);
     // The first value the proxy sends is u64::MAX seconds.
     let result = tokio::time::timeout(
@@ -227,12 +214,7 @@ async fn an_absurd_retry_after_neither_panics_nor_parks_the_caller() {
 // Defect 7: one retry layer, so `attempts` lists every request sent.
 #[tokio::test]
 async fn attempts_list_every_post_that_was_sent() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(
-        emu.origin(),
-        FaultPlan::first_post(&[Fault::RateLimited], 0),
-    )
-    .await;
+    let (emu, proxy) = behind_proxy(FaultPlan::first_post(&[Fault::RateLimited], 0)).await;
     let submission = through(&proxy, &emu, 10)
         .orders()
         .submit(&tee_order(Some(&new_external_order_id())))
@@ -245,8 +227,7 @@ async fn attempts_list_every_post_that_was_sent() {
 // Defect 7: an external id the lookup cannot find is refused before sending.
 #[tokio::test]
 async fn an_external_id_with_a_comma_is_refused_before_sending() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(emu.origin(), FaultPlan::none()).await;
+    let (emu, proxy) = behind_proxy(FaultPlan::none()).await;
     let result = through(&proxy, &emu, 10)
         .orders()
         .submit(&tee_order(Some("batch-7,line-2")))
@@ -261,12 +242,7 @@ async fn an_external_id_with_a_comma_is_refused_before_sending() {
 // client of the store for a day.
 #[tokio::test]
 async fn the_store_wide_pause_is_capped() {
-    let emu = emulator().await;
-    let proxy = FaultProxy::start(
-        emu.origin(),
-        FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0),
-    )
-    .await;
+    let (emu, proxy) = behind_proxy(FaultPlan::first_post(&[Fault::AbsurdRetryAfter], 0)).await;
     let alpha = builder_at(&proxy.base_url(), ALPHA, &key_of(&emu, ALPHA))
         .max_rate_limit_pause(Duration::from_millis(200))
         .build()
