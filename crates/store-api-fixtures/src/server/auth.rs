@@ -40,13 +40,10 @@ pub(crate) async fn guard(
     };
     let store_id = params.get("storeId").cloned().unwrap_or_default();
     let seen = Seen::of(&request, shared.clock.now());
-    if let Err(error) = authenticate(&shared, &store_id, request.headers()) {
-        let response = error.into_response();
+    if let Err(refused) = authenticate(&shared, &store_id, request.headers()) {
+        let response = refused.error.into_response();
         // A known store's 401 reports its bucket, without spending a token of it.
-        let response = match (
-            &shared.limiter,
-            shared.lock().stores.contains_key(&store_id),
-        ) {
+        let response = match (&shared.limiter, refused.store_known) {
             (Some(limiter), true) => with_headers(response, limiter.peek(&store_id)),
             (None, true) => with_headers(response, UNLIMITED),
             (_, false) => return response,
@@ -183,21 +180,31 @@ fn with_headers(mut response: Response, decision: Decision) -> Response {
 
 /// The two 401s of the seed: an unknown store, a missing or wrong key → `Invalid API key`; the right
 /// key of an inactive store → `The store is not active`.
-fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<(), ApiError> {
+fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<(), Refused> {
     let presented = headers.get("x-api-key").and_then(|v| v.to_str().ok());
     let state = shared.lock();
-    let store = state
-        .stores
-        .get(store_id)
-        .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
+    let store = state.stores.get(store_id).ok_or(Refused {
+        error: ApiError::Unauthorized(INVALID_API_KEY),
+        store_known: false,
+    })?;
+    let refused = |message| Refused {
+        error: ApiError::Unauthorized(message),
+        store_known: true,
+    };
     match presented {
         Some(key) if constant_time_eq(key.as_bytes(), store.api_key.as_bytes()) => {}
-        _ => return Err(ApiError::Unauthorized(INVALID_API_KEY)),
+        _ => return Err(refused(INVALID_API_KEY)),
     }
     if !store.active {
-        return Err(ApiError::Unauthorized(STORE_NOT_ACTIVE));
+        return Err(refused(STORE_NOT_ACTIVE));
     }
     Ok(())
+}
+
+/// A 401, and whether the path named a store that exists (whose bucket the answer then reports).
+struct Refused {
+    error: ApiError,
+    store_known: bool,
 }
 
 /// Compares keys without an early exit, so timing does not reveal a prefix of the key.

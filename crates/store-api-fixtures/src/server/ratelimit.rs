@@ -86,8 +86,15 @@ impl StoreLimiter {
             Decision::Allowed { remaining, .. } => remaining,
             Decision::Limited { .. } => 0,
         };
-        self.last_seen()
-            .insert(store_id.to_owned(), (self.clock.elapsed(), tokens));
+        let seen = (self.clock.elapsed(), tokens);
+        let mut last_seen = self.last_seen();
+        // Every request passes here: allocate the key only for a store seen the first time.
+        match last_seen.get_mut(store_id) {
+            Some(entry) => *entry = seen,
+            None => {
+                last_seen.insert(store_id.to_owned(), seen);
+            }
+        }
         decision
     }
 
