@@ -52,6 +52,7 @@ async fn submit_bills_once_through_every_fault_kind() {
         FaultKind::Delay {
             delay: Duration::from_secs(2),
         },
+        FaultKind::ForeignConflict,
     ] {
         let (submitted, _) = submit_through(on_create(kind.clone())).await;
         assert!(
@@ -59,6 +60,38 @@ async fn submit_bills_once_through_every_fault_kind() {
             "{kind:?}"
         );
     }
+    // A 201 whose body was cut off: the order is looked up and reported as created, with no second POST.
+    for kind in [FaultKind::TruncatedBody, FaultKind::ResetMidBody] {
+        let (submitted, attempts) = submit_through(on_create(kind.clone())).await;
+        assert!(
+            matches!(submitted, Submitted::Created(_)),
+            "{kind:?}: {submitted:?}"
+        );
+        assert_eq!(attempts, 1, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_lookup_that_lags_behind_a_lost_answer_is_asked_again() {
+    let emu = emulator().await;
+    emu.inject_fault(on_create(FaultKind::DropAfterCommit))
+        .unwrap();
+    emu.inject_fault(
+        Fault::new(FaultKind::EmptyPage)
+            .operation("list_orders")
+            .store(ALPHA)
+            .times(2),
+    )
+    .unwrap();
+    let order = tee_order(Some(&new_external_order_id()));
+    let submission = client(&emu).orders().submit(&order).await.unwrap();
+    assert!(
+        matches!(submission.submitted, Submitted::AlreadyExisted(_)),
+        "{:?}",
+        submission.submitted
+    );
+    assert!(emu.pending_faults().is_empty(), "both empty pages were met");
+    assert_eq!(emu.order_count(ALPHA), 1, "billed exactly once");
 }
 
 #[tokio::test]

@@ -1,10 +1,14 @@
-//! A fault-injecting HTTP/1.1 proxy in front of the emulator, on 127.0.0.1.
+//! A fault-injecting HTTP/1.1 proxy in front of the emulator, on 127.0.0.1: a thin user of the
+//! emulator's own faults.
 //!
-//! It reads each request itself (the client sends simple requests: a request line, headers and a
-//! `Content-Length` body), then, decided per request with a seeded RNG, either forwards it with `reqwest`
-//! and relays the answer, or injects one of the faults a real network and service produce (see
-//! [`Fault`]). Every exchange is logged, so tests can count what reached the emulator and how it ended.
-//! With [`FaultPlan::none`] it is a counting pass-through.
+//! It reads each request (the client sends simple requests: a request line, headers and a
+//! `Content-Length` body) and decides per request, with a seeded RNG or a targeted plan, which fault it
+//! meets (see [`Fault`]). The fault itself is the emulator's: the request goes on with the emulator's
+//! fault header ([`store_api_fixtures::FAULT_HEADER`]), and the proxy relays whatever comes back byte
+//! for byte, ending or resetting the client's connection where the emulator ended or reset its own. What
+//! stays here is what only a proxy can do: choosing faults request by request across many connections,
+//! and logging every exchange so tests can count what reached the emulator and how it ended. With
+//! [`FaultPlan::none`] it is a counting pass-through.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -13,7 +17,8 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use store_api_fixtures::{FAULT_HEADER, FaultKind};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -74,6 +79,28 @@ impl Fault {
         "1e9",
         "99999999999999999999999",
     ];
+
+    /// The emulator's fault that plays this one; `retry_after` is the value an
+    /// [`Fault::AbsurdRetryAfter`] sends.
+    fn emulator_kind(self, delay: Duration, retry_after: &str) -> FaultKind {
+        match self {
+            Fault::DropAfterCommit => FaultKind::DropAfterCommit,
+            Fault::ServerError => FaultKind::Status { status: 500 },
+            Fault::RateLimited => FaultKind::RateLimited {
+                retry_after: "1".into(),
+            },
+            Fault::Reset => FaultKind::Reset,
+            Fault::DelayPastTimeout => FaultKind::Delay { delay },
+            Fault::ServerErrorAfterCommit => FaultKind::StatusAfterCommit { status: 500 },
+            Fault::ForeignConflict => FaultKind::ForeignConflict,
+            Fault::TruncatedBody => FaultKind::TruncatedBody,
+            Fault::ResetMidBody => FaultKind::ResetMidBody,
+            Fault::AbsurdRetryAfter => FaultKind::RateLimited {
+                retry_after: retry_after.into(),
+            },
+            Fault::LaggingLookup => FaultKind::EmptyPage,
+        }
+    }
 
     /// A short name, for reports.
     pub fn name(self) -> &'static str {
@@ -176,13 +203,13 @@ impl FaultPlan {
 /// How one exchange ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// Forwarded; the emulator answered with this status and the answer was relayed.
+    /// No fault; the emulator answered with this status and the answer was relayed.
     Relayed(u16),
-    /// A fault was injected; `upstream` is the emulator's status when the request was forwarded.
+    /// The request carried a fault to the emulator.
     Injected {
         /// The fault.
         fault: Fault,
-        /// The emulator's answer, for faults that forward first.
+        /// The status line that came back, when one did (none after a drop or a reset).
         upstream: Option<u16>,
     },
     /// The emulator could not be reached (answered 502).
@@ -201,7 +228,7 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// The emulator's status, when the request reached it.
+    /// The status the emulator sent back, when it sent one.
     pub fn upstream_status(&self) -> Option<u16> {
         match self.outcome {
             Outcome::Relayed(status) => Some(status),
@@ -218,8 +245,7 @@ impl Exchange {
 
 #[derive(Debug)]
 struct Shared {
-    upstream: String,
-    http: reqwest::Client,
+    upstream: SocketAddr,
     plan: FaultPlan,
     decisions: Mutex<Decisions>,
     log: Mutex<Vec<Exchange>>,
@@ -285,6 +311,19 @@ impl Shared {
         Some(fault)
     }
 
+    /// The emulator's fault header for `fault`.
+    fn header_value(&self, fault: Fault) -> String {
+        let mut decisions = self
+            .decisions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let absurd = Fault::ABSURD_RETRY_AFTER[decisions.absurd % Fault::ABSURD_RETRY_AFTER.len()];
+        if fault == Fault::AbsurdRetryAfter {
+            decisions.absurd += 1;
+        }
+        fault.emulator_kind(self.plan.delay, absurd).header_value()
+    }
+
     fn record(&self, request: &Request, outcome: Outcome) {
         self.log
             .lock()
@@ -309,15 +348,17 @@ impl FaultProxy {
     /// Starts a proxy on 127.0.0.1 forwarding to `upstream_origin` (`http://127.0.0.1:PORT`, the
     /// emulator's `origin()`).
     pub async fn start(upstream_origin: &str, plan: FaultPlan) -> FaultProxy {
+        let upstream = upstream_origin
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .expect("the emulator's origin is http://IP:PORT");
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("a local address");
-        // reqwest under `rustls` needs a crypto provider before it builds a client.
-        store_api::install_crypto_provider();
         let shared = Arc::new(Shared {
-            upstream: upstream_origin.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
+            upstream,
             plan,
             decisions: Mutex::new(Decisions {
                 rng: StdRng::seed_from_u64(plan.seed),
@@ -385,43 +426,15 @@ struct Request {
     body: Vec<u8>,
 }
 
-/// A response to write back.
-#[derive(Debug)]
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Response {
-    fn error(status: u16, body: serde_json::Value, extra: &[(&str, &str)]) -> Response {
-        let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-        headers.extend(
-            extra
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned())),
-        );
-        Response {
-            status,
-            headers,
-            body: body.to_string().into_bytes(),
-        }
-    }
-
-    fn encode(&self) -> Vec<u8> {
-        let reason = reqwest::StatusCode::from_u16(self.status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .unwrap_or("");
-        let mut out = format!("HTTP/1.1 {} {reason}\r\n", self.status);
-        for (name, value) in &self.headers {
-            out.push_str(&format!("{name}: {value}\r\n"));
-        }
-        out.push_str(&format!("content-length: {}\r\n\r\n", self.body.len()));
-        let mut bytes = out.into_bytes();
-        bytes.extend_from_slice(&self.body);
-        bytes
-    }
+/// How relaying one answer ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Relayed {
+    /// The whole answer (status) went back; the client's connection stays open.
+    Whole(u16),
+    /// The emulator closed its connection early (after this status line, if any).
+    Closed(Option<u16>),
+    /// The emulator reset its connection (after this status line, if any).
+    Reset(Option<u16>),
 }
 
 /// Headers that describe one hop's connection or framing; the proxy sets its own.
@@ -438,136 +451,145 @@ fn is_hop_header(name: &str) -> bool {
 }
 
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
-    let mut conn = BufReader::new(stream);
+    let mut client = BufReader::new(stream);
     // Keep-alive: one request after another until the client closes or a fault ends the connection.
-    while let Ok(Some(request)) = read_request(&mut conn).await {
-        match shared.decide(&request) {
-            None => {
-                let (response, outcome) = forward(&shared, &request).await;
-                shared.record(&request, outcome);
-                if conn.get_mut().write_all(&response.encode()).await.is_err() {
-                    return;
+    while let Ok(Some(request)) = read_request(&mut client).await {
+        let fault = shared.decide(&request);
+        let header = fault.map(|fault| shared.header_value(fault));
+        let relayed = match TcpStream::connect(shared.upstream).await {
+            Ok(mut upstream) => {
+                let sent = upstream
+                    .write_all(&encode(&request, shared.upstream, header.as_deref()))
+                    .await;
+                match sent {
+                    Ok(()) => relay(upstream, client.get_mut()).await,
+                    Err(_) => Relayed::Closed(None),
                 }
             }
-            Some(fault @ Fault::DropAfterCommit) => {
-                let (_, outcome) = forward(&shared, &request).await;
-                shared.record(&request, injected(fault, outcome));
-                return; // dropping the stream closes it with no answer
+            Err(_) => Relayed::Closed(None),
+        };
+        let (status, keep_open) = match relayed {
+            Relayed::Whole(status) => (Some(status), true),
+            Relayed::Closed(status) => (status, false),
+            Relayed::Reset(status) => {
+                // SO_LINGER 0: closing sends RST instead of FIN, as the emulator did.
+                let _ = client.get_ref().set_zero_linger();
+                (status, false)
             }
-            Some(fault @ Fault::ServerError) => {
-                shared.record(&request, injected(fault, Outcome::UpstreamFailed));
-                let body = serde_json::json!({
-                    "message": "Injected failure", "error": "Internal Server Error", "statusCode": 500
-                });
-                if conn
-                    .get_mut()
-                    .write_all(&Response::error(500, body, &[]).encode())
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
+        };
+        let outcome = match (fault, status) {
+            (Some(fault), upstream) => Outcome::Injected { fault, upstream },
+            (None, Some(status)) => Outcome::Relayed(status),
+            (None, None) => Outcome::UpstreamFailed,
+        };
+        if outcome == Outcome::UpstreamFailed {
+            let _ = client.get_mut().write_all(BAD_GATEWAY).await;
+        }
+        shared.record(&request, outcome);
+        if !keep_open {
+            return;
+        }
+    }
+}
+
+/// What the client gets when the emulator cannot be reached.
+const BAD_GATEWAY: &[u8] = b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: 63\r\n\r\n{\"statusCode\":502,\"message\":\"Bad Gateway\",\"error\":\"Bad Gateway\"}";
+
+/// The request as sent to the emulator: on a connection of its own, with the fault header if any.
+fn encode(request: &Request, upstream: SocketAddr, fault: Option<&str>) -> Vec<u8> {
+    let mut head = format!(
+        "{} {} HTTP/1.1\r\nhost: {upstream}\r\n",
+        request.method, request.target
+    );
+    for (name, value) in request
+        .headers
+        .iter()
+        .filter(|(name, _)| !is_hop_header(name))
+    {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(fault) = fault {
+        head.push_str(&format!("{FAULT_HEADER}: {fault}\r\n"));
+    }
+    head.push_str(&format!(
+        "connection: close\r\ncontent-length: {}\r\n\r\n",
+        request.body.len()
+    ));
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(&request.body);
+    bytes
+}
+
+/// Copies the emulator's answer to the client as it comes (its `connection: close`, which only concerns
+/// the proxy's own upstream connection, left out), and says how it ended.
+async fn relay(upstream: TcpStream, client: &mut TcpStream) -> Relayed {
+    let mut upstream = BufReader::new(upstream);
+    let mut head = Vec::new();
+    let mut line = String::new();
+    let mut status = None;
+    let mut length = None;
+    loop {
+        line.clear();
+        match upstream.read_line(&mut line).await {
+            Ok(0) => return Relayed::Closed(status),
+            Ok(_) => {}
+            Err(error) => return ended_by(&error, status),
+        }
+        if status.is_none() {
+            status = line.split_whitespace().nth(1).and_then(|s| s.parse().ok());
+        } else if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("connection") {
+                continue;
             }
-            Some(fault @ Fault::RateLimited) => {
-                shared.record(&request, injected(fault, Outcome::UpstreamFailed));
-                let body = serde_json::json!({ "statusCode": 429, "message": "Too many requests (injected)" });
-                let response = Response::error(429, body, &[("retry-after", "1")]);
-                if conn.get_mut().write_all(&response.encode()).await.is_err() {
-                    return;
-                }
-            }
-            Some(fault @ Fault::Reset) => {
-                shared.record(&request, injected(fault, Outcome::UpstreamFailed));
-                // SO_LINGER 0: the close sends RST instead of FIN.
-                let _ = conn.get_ref().set_zero_linger();
-                return;
-            }
-            Some(fault @ Fault::DelayPastTimeout) => {
-                let (response, outcome) = forward(&shared, &request).await;
-                shared.record(&request, injected(fault, outcome));
-                tokio::time::sleep(shared.plan.delay).await;
-                // The client has given up by now; the write may fail, and the connection ends either way.
-                let _ = conn.get_mut().write_all(&response.encode()).await;
-                return;
-            }
-            Some(fault @ Fault::ServerErrorAfterCommit) => {
-                let (_, outcome) = forward(&shared, &request).await;
-                shared.record(&request, injected(fault, outcome));
-                let body = serde_json::json!({
-                    "message": "Injected failure after commit", "error": "Internal Server Error", "statusCode": 500
-                });
-                if conn
-                    .get_mut()
-                    .write_all(&Response::error(500, body, &[]).encode())
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-            Some(fault @ Fault::ForeignConflict) => {
-                let (_, outcome) = forward(&shared, &request).await;
-                shared.record(&request, injected(fault, outcome));
-                let response = Response {
-                    status: 409,
-                    headers: vec![("content-type".to_owned(), "text/html".to_owned())],
-                    body: b"<html><body><h1>409 Conflict</h1><p>edge proxy</p></body></html>"
-                        .to_vec(),
-                };
-                if conn.get_mut().write_all(&response.encode()).await.is_err() {
-                    return;
-                }
-            }
-            Some(fault @ (Fault::TruncatedBody | Fault::ResetMidBody)) => {
-                let (response, outcome) = forward(&shared, &request).await;
-                shared.record(&request, injected(fault, outcome));
-                let bytes = response.encode();
-                let cut = bytes.len() - response.body.len() / 2;
-                let _ = conn.get_mut().write_all(&bytes[..cut]).await;
-                let _ = conn.get_mut().flush().await;
-                if fault == Fault::ResetMidBody {
-                    // Let the headers arrive first, so the reset lands inside the body.
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    let _ = conn.get_ref().set_zero_linger();
-                }
-                return;
-            }
-            Some(fault @ Fault::AbsurdRetryAfter) => {
-                shared.record(&request, injected(fault, Outcome::UpstreamFailed));
-                let value = {
-                    let mut decisions = shared
-                        .decisions
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner);
-                    let value = Fault::ABSURD_RETRY_AFTER
-                        [decisions.absurd % Fault::ABSURD_RETRY_AFTER.len()];
-                    decisions.absurd += 1;
-                    value
-                };
-                let body = serde_json::json!({ "statusCode": 429, "message": "Too many requests (injected)" });
-                let response = Response::error(429, body, &[("retry-after", value)]);
-                if conn.get_mut().write_all(&response.encode()).await.is_err() {
-                    return;
-                }
-            }
-            Some(fault @ Fault::LaggingLookup) => {
-                let (mut response, outcome) = forward(&shared, &request).await;
-                shared.record(&request, injected(fault, outcome));
-                // The order is committed, but this read does not show it yet.
-                if let Ok(mut page) = serde_json::from_slice::<serde_json::Value>(&response.body) {
-                    page["items"] = serde_json::json!([]);
-                    for field in ["totalItems", "startItem", "endItem"] {
-                        if page.get(field).is_some() {
-                            page[field] = serde_json::json!(0);
-                        }
-                    }
-                    response.body = page.to_string().into_bytes();
-                }
-                if conn.get_mut().write_all(&response.encode()).await.is_err() {
-                    return;
-                }
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse::<usize>().ok();
             }
         }
+        head.extend_from_slice(line.as_bytes());
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let Some(length) = length else {
+        // Every answer of the emulator has a length; anything else is relayed as an early close.
+        let _ = client.write_all(&head).await;
+        return Relayed::Closed(status);
+    };
+    if client.write_all(&head).await.is_err() {
+        return Relayed::Closed(status);
+    }
+    match copy_exactly(&mut upstream, client, length).await {
+        Ok(true) => Relayed::Whole(status.unwrap_or(0)),
+        Ok(false) => Relayed::Closed(status),
+        Err(error) => ended_by(&error, status),
+    }
+}
+
+/// Copies `length` bytes; `Ok(false)` when the emulator closed first (or the client went away).
+async fn copy_exactly(
+    from: &mut (impl AsyncRead + Unpin),
+    to: &mut TcpStream,
+    mut length: usize,
+) -> std::io::Result<bool> {
+    let mut buffer = [0u8; 16 * 1024];
+    while length > 0 {
+        let wanted = length.min(buffer.len());
+        let read = from.read(&mut buffer[..wanted]).await?;
+        if read == 0 {
+            return Ok(false);
+        }
+        if to.write_all(&buffer[..read]).await.is_err() {
+            return Ok(false);
+        }
+        length -= read;
+    }
+    Ok(true)
+}
+
+fn ended_by(error: &std::io::Error, status: Option<u16>) -> Relayed {
+    match error.kind() {
+        std::io::ErrorKind::ConnectionReset => Relayed::Reset(status),
+        _ => Relayed::Closed(status),
     }
 }
 
@@ -582,14 +604,6 @@ fn lookup_id(target: &str) -> Option<String> {
         let name = name.replace("%5B", "[").replace("%5D", "]");
         (name == "filter[externalOrderId]").then(|| value.to_owned())
     })
-}
-
-fn injected(fault: Fault, forwarded: Outcome) -> Outcome {
-    let upstream = match forwarded {
-        Outcome::Relayed(status) => Some(status),
-        _ => None,
-    };
-    Outcome::Injected { fault, upstream }
 }
 
 /// Reads one request; `None` when the client closed the connection between requests.
@@ -633,49 +647,4 @@ async fn read_request(conn: &mut BufReader<TcpStream>) -> std::io::Result<Option
         headers,
         body,
     }))
-}
-
-/// Sends the request to the emulator and reads its whole answer.
-async fn forward(shared: &Shared, request: &Request) -> (Response, Outcome) {
-    let failed = || {
-        let body = serde_json::json!({ "message": "Bad Gateway", "error": "Bad Gateway", "statusCode": 502 });
-        (Response::error(502, body, &[]), Outcome::UpstreamFailed)
-    };
-    let Ok(method) = reqwest::Method::from_bytes(request.method.as_bytes()) else {
-        return failed();
-    };
-    let mut builder = shared
-        .http
-        .request(method, format!("{}{}", shared.upstream, request.target))
-        .body(request.body.clone());
-    for (name, value) in request
-        .headers
-        .iter()
-        .filter(|(name, _)| !is_hop_header(name))
-    {
-        builder = builder.header(name, value);
-    }
-    let Ok(answer) = builder.send().await else {
-        return failed();
-    };
-    let status = answer.status().as_u16();
-    let headers = answer
-        .headers()
-        .iter()
-        .filter(|(name, _)| !is_hop_header(name.as_str()))
-        .filter_map(|(name, value)| {
-            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
-        })
-        .collect();
-    let Ok(body) = answer.bytes().await else {
-        return failed();
-    };
-    (
-        Response {
-            status,
-            headers,
-            body: body.to_vec(),
-        },
-        Outcome::Relayed(status),
-    )
 }

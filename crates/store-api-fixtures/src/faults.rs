@@ -1,11 +1,19 @@
 //! Faults on demand: for the next N requests that match an operation and a store, answer with an error,
-//! a 429, a reset connection, a delay, or drop the answer after the request was processed. Queued in
-//! process ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over HTTP
-//! (`POST /_emulator/faults`), so tests in any language can make a real client meet the rare faults.
+//! a 429, a reset connection, a delay, a foreign or cut-off answer, or drop the answer after the request
+//! was processed. Queued in process ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over
+//! HTTP (`POST /_emulator/faults`), so tests in any language can make a real client meet the rare
+//! faults; or carried by one request in the [`FAULT_HEADER`] header, for a test (or a fault-injecting
+//! proxy) that decides request by request.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+/// A request header naming a fault for that request alone, in the JSON form of `/_emulator/faults`
+/// without `operation`, `store` and `times` (the header already names one request):
+/// `x-emulator-fault: {"kind":"truncated_body"}`. Honoured only where the control endpoints are (a
+/// loopback `Host`, or `--allow-remote`); a header that does not parse is a 400 naming it.
+pub const FAULT_HEADER: &str = "x-emulator-fault";
 
 /// Longest delay a fault may impose (a test that needs more is waiting on nothing).
 pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(300);
@@ -39,6 +47,39 @@ pub enum FaultKind {
         /// The status, 400 to 599.
         status: u16,
     },
+    /// Processes the request, then answers 409 with an HTML page instead of its answer: a conflict
+    /// reported by something in front of the service (a proxy's page, not the service's envelope).
+    ForeignConflict,
+    /// Processes the request, then sends its status, its headers (the full `Content-Length`) and half
+    /// its body, and closes the connection.
+    TruncatedBody,
+    /// As [`FaultKind::TruncatedBody`], but resets the connection (TCP RST) inside the body.
+    ResetMidBody,
+    /// Processes the request, then answers its page with no items (and zero counts), as an index that has
+    /// not caught up with a write yet; an answer that is not a page is sent unchanged.
+    EmptyPage,
+}
+
+impl FaultKind {
+    /// This fault as a [`FAULT_HEADER`] value, for a request that should meet it.
+    ///
+    /// ```
+    /// use store_api_fixtures::FaultKind;
+    /// assert_eq!(FaultKind::TruncatedBody.header_value(), r#"{"kind":"truncated_body"}"#);
+    /// ```
+    pub fn header_value(&self) -> String {
+        let mut form = FaultForm::from(Fault::new(self.clone()));
+        form.times = None;
+        serde_json::to_string(&form).unwrap_or_default()
+    }
+
+    /// Whether the emulator processes the request (an order may be created) before the fault.
+    pub fn commits(&self) -> bool {
+        !matches!(
+            self,
+            FaultKind::Status { .. } | FaultKind::RateLimited { .. } | FaultKind::Reset
+        )
+    }
 }
 
 /// A fault to inject: what, into which requests, how many times.
@@ -70,7 +111,8 @@ pub struct Fault {
 /// The JSON form of a fault at `/_emulator/faults`:
 /// `{"kind": "status", "status": 503, "operation": "create_order", "store": "store_alpha", "times": 2}`;
 /// kinds `status`, `rate_limited` (`retryAfter`), `reset`, `drop_after_commit`, `delay` (`ms`),
-/// `status_after_commit` (`status`).
+/// `status_after_commit` (`status`), `foreign_conflict`, `truncated_body`, `reset_mid_body`,
+/// `empty_page`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct FaultForm {
@@ -109,9 +151,13 @@ impl TryFrom<FaultForm> for Fault {
                 delay: Duration::from_millis(form.ms.ok_or_else(|| needs("ms"))?),
             },
             "status_after_commit" => FaultKind::StatusAfterCommit { status: status()? },
+            "foreign_conflict" => FaultKind::ForeignConflict,
+            "truncated_body" => FaultKind::TruncatedBody,
+            "reset_mid_body" => FaultKind::ResetMidBody,
+            "empty_page" => FaultKind::EmptyPage,
             other => {
                 return Err(format!(
-                    "kind must be one of status, rate_limited, reset, drop_after_commit, delay, status_after_commit, not {other:?}"
+                    "kind must be one of status, rate_limited, reset, drop_after_commit, delay, status_after_commit, foreign_conflict, truncated_body, reset_mid_body, empty_page, not {other:?}"
                 ));
             }
         };
@@ -151,6 +197,10 @@ impl From<Fault> for FaultForm {
                 form.status = Some(status);
                 "status_after_commit"
             }
+            FaultKind::ForeignConflict => "foreign_conflict",
+            FaultKind::TruncatedBody => "truncated_body",
+            FaultKind::ResetMidBody => "reset_mid_body",
+            FaultKind::EmptyPage => "empty_page",
         }
         .to_owned();
         form
@@ -217,6 +267,21 @@ impl Fault {
             problems.push("times must be at least 1".to_owned());
         }
         problems
+    }
+
+    /// The fault a [`FAULT_HEADER`] value names, or why it names none.
+    pub(crate) fn from_header(value: &str) -> Result<FaultKind, String> {
+        let form: FaultForm = serde_json::from_str(value).map_err(|e| e.to_string())?;
+        if form.operation.is_some() || form.store.is_some() || form.times.is_some() {
+            return Err(
+                "operation, store and times are not allowed: the header names one request".into(),
+            );
+        }
+        let fault = Fault::try_from(form)?;
+        match fault.problems(|_| true).first() {
+            Some(problem) => Err(problem.clone()),
+            None => Ok(fault.kind),
+        }
     }
 
     fn matches(&self, operation_id: &str, store_id: &str) -> bool {

@@ -30,7 +30,7 @@ pub use clock::DETERMINISTIC_START;
 pub use control::StoreCredentials;
 pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
-pub use faults::{Fault, FaultKind};
+pub use faults::{FAULT_HEADER, Fault, FaultKind};
 pub use logs::{LOG_CAP, LOG_RETENTION, RequestRecord};
 pub use orders::AppAction;
 pub use remote::{RemoteEmulator, RemoteError};

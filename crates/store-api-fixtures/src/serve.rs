@@ -120,25 +120,41 @@ impl ServeArgs {
                 emulator.addr()
             );
         }
+        // Listening for SIGTERM before saying ready: a supervisor may send it the moment it reads the line.
+        let stopped = stopped();
         println!("store-api-emulator listening on {}", emulator.origin());
-        stopped().await;
+        stopped.await;
         emulator.shutdown().await;
         Ok(())
     }
 }
 
-/// Waits for Ctrl-C or, on Unix, SIGTERM (what `kill`, systemd and container runtimes send).
-async fn stopped() {
+/// Waits for Ctrl-C or, on Unix, SIGTERM (what `kill`, systemd and container runtimes send). On Unix
+/// both handlers are installed when this is called, not when the future is first polled.
+fn stopped() -> impl Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+        let handlers = signal(SignalKind::terminate()).and_then(|term| {
+            let interrupt = signal(SignalKind::interrupt())?;
+            Ok((term, interrupt))
+        });
+        async move {
+            match handlers {
+                Ok((mut term, mut interrupt)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            return;
         }
     }
-    let _ = tokio::signal::ctrl_c().await;
+    #[cfg(not(unix))]
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

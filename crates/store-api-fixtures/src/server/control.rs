@@ -29,6 +29,19 @@ pub(super) async fn loopback_only(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    match control_allowed(&shared, &request, "The control endpoints answer") {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// Whether a request may use the emulator's control plane (its endpoints, or a fault header): a
+/// loopback `Host`, or remote access allowed. The refusal starts with `what`.
+pub(super) fn control_allowed(
+    shared: &Shared,
+    request: &axum::extract::Request,
+    what: &str,
+) -> Result<(), ApiError> {
     let host = request
         .headers()
         .get(header::HOST)
@@ -36,12 +49,11 @@ pub(super) async fn loopback_only(
         .or_else(|| request.uri().authority().map(|a| a.as_str()))
         .unwrap_or_default();
     if shared.config.allow_remote || crate::loopback::is_loopback_host(host) {
-        return next.run(request).await;
+        return Ok(());
     }
-    ApiError::Forbidden(format!(
-        "The control endpoints answer only requests to a loopback host, not {host:?}; start the emulator with --allow-remote to allow others"
-    ))
-    .into_response()
+    Err(ApiError::Forbidden(format!(
+        "{what} only requests to a loopback host, not {host:?}; start the emulator with --allow-remote to allow others"
+    )))
 }
 
 fn param(params: &Params, name: &str) -> String {

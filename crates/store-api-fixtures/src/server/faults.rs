@@ -1,19 +1,25 @@
 //! Fires injected faults (see [`crate::faults`]) in front of every Store API route: before
-//! authentication, so a fault needs no key and never touches the store's rate-limit bucket.
+//! authentication, so a fault needs no key and never touches the store's rate-limit bucket. A request's
+//! own fault header comes first, then the queue.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{MatchedPath, Path, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use store_api_raw::{contract, types};
 
 use super::connection::ConnectionAbort;
+use super::control::control_allowed;
 use crate::Shared;
-use crate::faults::FaultKind;
+use crate::error::ApiError;
+use crate::faults::{FAULT_HEADER, Fault, FaultKind};
 
 pub(crate) async fn inject(
     State(shared): State<Arc<Shared>>,
@@ -22,12 +28,18 @@ pub(crate) async fn inject(
     request: Request,
     next: Next,
 ) -> Response {
-    let store_id = params
-        .ok()
-        .and_then(|Path(params)| params.get("storeId").cloned())
-        .unwrap_or_default();
-    let operation = matched.and_then(|m| operation_id(request.method(), m.as_str()));
-    let fault = operation.and_then(|operation| shared.faults().take(operation, &store_id));
+    let fault = match header_fault(&shared, &request) {
+        Err(refusal) => return refusal.into_response(),
+        Ok(Some(fault)) => Some(fault),
+        Ok(None) => {
+            let store_id = params
+                .ok()
+                .and_then(|Path(params)| params.get("storeId").cloned())
+                .unwrap_or_default();
+            let operation = matched.and_then(|m| operation_id(request.method(), m.as_str()));
+            operation.and_then(|operation| shared.faults().take(operation, &store_id))
+        }
+    };
     let Some(fault) = fault else {
         return next.run(request).await;
     };
@@ -55,7 +67,95 @@ pub(crate) async fn inject(
             drop(next.run(request).await);
             injected_status(status)
         }
+        FaultKind::ForeignConflict => {
+            drop(next.run(request).await);
+            (
+                StatusCode::CONFLICT,
+                [(header::CONTENT_TYPE, "text/html")],
+                FOREIGN_CONFLICT_PAGE,
+            )
+                .into_response()
+        }
+        FaultKind::TruncatedBody => cut_body(next.run(request).await, abort, false).await,
+        FaultKind::ResetMidBody => cut_body(next.run(request).await, abort, true).await,
+        FaultKind::EmptyPage => empty_page(next.run(request).await).await,
     }
+}
+
+/// The page a proxy in front of the service sends with [`FaultKind::ForeignConflict`].
+const FOREIGN_CONFLICT_PAGE: &str = "<html><body><h1>409 Conflict</h1><p>edge proxy (a fault injected in the emulator)</p></body></html>";
+
+/// The fault a request's [`FAULT_HEADER`] names, if it has one and may use it.
+fn header_fault(shared: &Shared, request: &Request) -> Result<Option<FaultKind>, ApiError> {
+    let Some(value) = request.headers().get(FAULT_HEADER) else {
+        return Ok(None);
+    };
+    control_allowed(
+        shared,
+        request,
+        &format!("The {FAULT_HEADER} header is honoured for"),
+    )?;
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::BadRequest(format!("{FAULT_HEADER} must be text")))?;
+    Fault::from_header(value)
+        .map(Some)
+        .map_err(|problem| ApiError::BadRequest(format!("{FAULT_HEADER}: {problem}")))
+}
+
+/// Sends the answer's status and headers, with its full `Content-Length`, and half its body; then closes
+/// (or resets) the connection inside the body.
+async fn cut_body(
+    response: Response,
+    abort: Option<Arc<ConnectionAbort>>,
+    reset: bool,
+) -> Response {
+    let Some(abort) = abort else {
+        return injected_status(503);
+    };
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let half = bytes.slice(..bytes.len() / 2);
+    let first = futures::stream::once(async move { Ok::<_, std::io::Error>(half) });
+    let then_end = futures::stream::once(async move {
+        // Let the status line, the headers and the first half reach the client before the end.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if reset {
+            abort.reset();
+        } else {
+            abort.close();
+        }
+        std::future::pending::<Result<Bytes, std::io::Error>>().await
+    });
+    let mut cut = Response::from_parts(parts, Body::from_stream(first.chain(then_end)));
+    cut.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    cut
+}
+
+/// The answer with its page emptied: no items, zero counts; any other answer unchanged.
+async fn empty_page(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let page = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .filter(|value| value.get("items").is_some_and(serde_json::Value::is_array));
+    let Some(mut page) = page else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    page["items"] = serde_json::json!([]);
+    for count in ["totalItems", "startItem", "endItem"] {
+        if page.get(count).is_some() {
+            page[count] = serde_json::json!(0);
+        }
+    }
+    let emptied = serde_json::to_vec(&page).unwrap_or_default();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(emptied))
 }
 
 /// Ends the connection without an answer; the connection task drops this handler with it.

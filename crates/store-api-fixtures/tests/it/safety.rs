@@ -127,6 +127,16 @@ async fn webhook_urls_must_be_loopback_unless_allowed() {
         .ok(204);
 }
 
+// The SIGTERM handler used to be installed after the ready line was printed: a supervisor (or this
+// test, on a loaded machine) that stopped the emulator at once killed it with the default action.
+#[tokio::test]
+async fn sigterm_the_moment_the_ready_line_appears_is_a_clean_exit() {
+    for _ in 0..5 {
+        let binary = Binary::start(&["--listen", "127.0.0.1:0"]).await;
+        assert!(binary.terminate(), "a clean exit on SIGTERM");
+    }
+}
+
 #[tokio::test]
 async fn sigterm_saves_the_state() {
     let dir = tempfile::tempdir().unwrap();
