@@ -25,28 +25,29 @@ use tokio::task::{JoinHandle, JoinSet};
 /// A fault the proxy injects into one exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Fault {
-    /// Forwards the request, lets the emulator commit it, then closes the connection without answering.
+    /// The emulator commits the request, then closes the connection without answering.
     DropAfterCommit,
-    /// Answers 500 without forwarding.
+    /// The emulator answers 500 and processes nothing.
     ServerError,
-    /// Answers 429 with `Retry-After: 1` without forwarding.
+    /// The emulator answers 429 with `Retry-After: 1` and processes nothing.
     RateLimited,
-    /// Resets the connection (TCP RST) without forwarding.
+    /// The emulator resets the connection (TCP RST) and processes nothing.
     Reset,
-    /// Forwards the request, then holds the answer past the client's timeout.
+    /// The emulator commits the request, then holds the answer past the client's timeout.
     DelayPastTimeout,
-    /// Forwards the request (the emulator commits it), then answers 500 instead of its answer.
+    /// The emulator commits the request, then answers 500 instead.
     ServerErrorAfterCommit,
-    /// Forwards the request, then answers 409 with an HTML page (a proxy's, not the service's envelope).
+    /// The emulator commits the request, then answers 409 with an HTML page (a proxy's, not the
+    /// service's envelope).
     ForeignConflict,
-    /// Forwards the request, then relays the status and headers but only half the body, and closes.
+    /// The emulator commits the request, then sends the status, headers and half the body, and closes.
     TruncatedBody,
-    /// Forwards the request, then relays the status and half the body, and resets the connection.
+    /// The emulator commits the request, then sends the status and half the body, and resets.
     ResetMidBody,
-    /// Answers 429 with an absurd `Retry-After` (huge, negative, not a number) without forwarding.
+    /// The emulator answers 429 with an absurd `Retry-After` (huge, negative, not a number).
     AbsurdRetryAfter,
     /// Targeted plans only: the order's first `POST` loses its answer after commit, and the first
-    /// [`FaultPlan::lookup_lag`] lookups of its external id answer an empty list (an index that lags).
+    /// [`FaultPlan::lookup_lag`] lookups of its external id answer an empty page (an index that lags).
     LaggingLookup,
 }
 
