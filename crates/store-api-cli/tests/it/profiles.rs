@@ -28,6 +28,15 @@ impl Config {
         path
     }
 
+    /// A profile `dev` for `env`'s store whose key is in a file of `mode`.
+    fn with_key_file(env: &Env, mode: u32) -> (Config, PathBuf) {
+        let config = Config::new("");
+        let key_file = config.key_file(&env.key, mode);
+        let key_line = format!("key_file = {:?}", key_file.display().to_string());
+        std::fs::write(config.path(), profile(env, &env.store, &key_line)).unwrap();
+        (config, key_file)
+    }
+
     /// `store-api ARGS` with no STORE_API_* variables but this configuration file.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = bare();
@@ -58,17 +67,7 @@ fn profile(env: &Env, store_id: &str, key_line: &str) -> String {
 #[test]
 fn a_profile_with_a_key_file_gives_every_setting() {
     let env = Env::start();
-    let config = Config::new("");
-    let key_file = config.key_file(&env.key, 0o600);
-    std::fs::write(
-        config.path(),
-        profile(
-            &env,
-            &env.store,
-            &format!("key_file = {:?}", key_file.display().to_string()),
-        ),
-    )
-    .unwrap();
+    let (config, _) = Config::with_key_file(&env, 0o600);
     let run = config
         .run(&["status", "--json", "--profile", "dev"], &[])
         .code(0);
@@ -152,17 +151,7 @@ fn default_profile_applies_when_none_is_named() {
 #[test]
 fn a_key_file_others_can_read_is_refused_with_the_fix() {
     let env = Env::start();
-    let config = Config::new("");
-    let key_file = config.key_file(&env.key, 0o644);
-    std::fs::write(
-        config.path(),
-        profile(
-            &env,
-            &env.store,
-            &format!("key_file = {:?}", key_file.display().to_string()),
-        ),
-    )
-    .unwrap();
+    let (config, key_file) = Config::with_key_file(&env, 0o644);
     let run = config.run(&["status", "--profile", "dev"], &[]).code(2);
     let shown = run
         .stderr
