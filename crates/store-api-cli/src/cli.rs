@@ -17,8 +17,8 @@ Exit codes:
 /// `store-api`: the command line of the print-on-demand Store API 2026-08.
 ///
 /// Reads the catalog and products, uploads artwork, places orders exactly once and follows them.
-/// Credentials come from flags or the environment and are never printed. `--emulator` runs every
-/// command against an embedded local emulator instead of the real service.
+/// Credentials come from flags, the environment or a profile (`--profile`) and are never printed.
+/// `--emulator` runs every command against an embedded local emulator instead of the real service.
 #[derive(Debug, Parser)]
 #[command(name = "store-api", version, after_help = EXIT_CODES, propagate_version = true)]
 pub struct Cli {
