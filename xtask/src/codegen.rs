@@ -165,6 +165,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     let mut file: syn::File =
         syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
     gate_client_items(&mut file);
+    derive_json_schema(&mut file);
     let unparsed = line_doc_comments(&prettyplease::unparse(&file));
     let formatted = rustfmt(&unparsed)?;
     Ok(format!("{PREAMBLE}{formatted}"))
@@ -201,6 +202,50 @@ fn gate_client_items(file: &mut syn::File) {
             _ => {}
         }
     }
+}
+
+/// Gives every serde type of the `types` module `#[cfg_attr(feature = "schemars",
+/// derive(::schemars::JsonSchema))]`: a JSON Schema derived from the very types that encode and decode
+/// the bodies cannot drift from them, and the SDK's default build does not compile schemars. The
+/// replacement types (`crate::open::*`, `crate::money::Money`) implement `JsonSchema` by hand.
+fn derive_json_schema(file: &mut syn::File) {
+    let Some(types) = file.items.iter_mut().find_map(|item| match item {
+        syn::Item::Mod(module) if module.ident == "types" => module.content.as_mut(),
+        _ => None,
+    }) else {
+        return;
+    };
+    let attribute: syn::Attribute =
+        syn::parse_quote!(#[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]);
+    for item in &mut types.1 {
+        let attrs = match item {
+            syn::Item::Struct(i) => &mut i.attrs,
+            syn::Item::Enum(i) => &mut i.attrs,
+            _ => continue,
+        };
+        // Only the wire types: they derive serde's `Serialize` (helpers such as `ConversionError` do not).
+        let Some(derive) = attrs.iter().position(derives_serialize) else {
+            continue;
+        };
+        attrs.insert(derive + 1, attribute.clone());
+    }
+}
+
+/// Whether `attribute` is a `#[derive(..)]` that lists serde's `Serialize`.
+fn derives_serialize(attribute: &syn::Attribute) -> bool {
+    let mut found = false;
+    if attribute.path().is_ident("derive") {
+        // A derive list that does not parse as paths has no `Serialize` worth finding.
+        let _ = attribute.parse_nested_meta(|meta| {
+            found |= meta
+                .path
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "Serialize");
+            Ok(())
+        });
+    }
+    found
 }
 
 fn tokens(text: &str) -> Result<proc_macro2::TokenStream, CodegenError> {

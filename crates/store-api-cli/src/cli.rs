@@ -17,8 +17,8 @@ Exit codes:
 /// `store-api`: the command line of the print-on-demand Store API 2026-08.
 ///
 /// Reads the catalog and products, uploads artwork, places orders exactly once and follows them.
-/// Credentials come from flags or the environment and are never printed. `--emulator` runs every
-/// command against an embedded local emulator instead of the real service.
+/// Credentials come from flags, the environment or a profile (`--profile`) and are never printed.
+/// `--emulator` runs every command against an embedded local emulator instead of the real service.
 #[derive(Debug, Parser)]
 #[command(name = "store-api", version, after_help = EXIT_CODES, propagate_version = true)]
 pub struct Cli {
@@ -53,6 +53,16 @@ pub struct GlobalArgs {
         global = true
     )]
     pub base_url: Option<String>,
+    /// Take the settings no flag or variable gives from this profile of the configuration file
+    /// ($STORE_API_CONFIG, else $XDG_CONFIG_HOME/store-api/config.toml or ~/.config/store-api/config.toml).
+    #[arg(
+        long,
+        env = crate::config::ENV_PROFILE,
+        hide_env_values = true,
+        value_name = "NAME",
+        global = true
+    )]
+    pub profile: Option<String>,
     /// Start the local emulator inside this process and use its first active store (not the real
     /// service; credential flags are ignored). It serves a sample 3000x2400 PNG at
     /// `https://demo-assets.example.test/sunset-3000x2400.png` for `artworks create`.
@@ -93,6 +103,14 @@ pub enum Command {
     Webhooks(WebhooksCommand),
     /// Run the local emulator as a server, exactly like `store-api-emulator`.
     Emulator(EmulatorArgs),
+    /// Send any request with the session's key and store: prints the answer's body (pretty JSON when
+    /// JSON) on stdout and its status on stderr.
+    ///
+    /// PATH is relative to the store (`/orders?limit=5`) or absolute under the version prefix
+    /// (`/store-api/2026-08/stores/ID/status`). GETs are retried like the SDK's (5xx, timeouts, 429);
+    /// other methods only when nothing was processed (429, no connection). A 4xx answer exits with 3, a
+    /// 5xx or a transport failure with 4.
+    Api(ApiArgs),
     /// Compute where a design goes in a print area.
     #[command(subcommand)]
     Placement(PlacementCommand),
@@ -100,6 +118,18 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Walk through the whole API on the embedded emulator, no set-up needed.
     Demo,
+}
+
+/// Options of `api`.
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// The HTTP method, for example GET or POST.
+    pub method: String,
+    /// The path, relative to the store (`/orders?limit=5`) or starting with the version prefix.
+    pub path: String,
+    /// The JSON body: inline JSON, `@FILE` to read a file, `-` (or `@-`) to read standard input.
+    #[arg(long, short = 'd', value_name = "JSON|@FILE|-")]
+    pub data: Option<String>,
 }
 
 /// `catalog` subcommands.
@@ -225,6 +255,9 @@ pub enum OrdersCommand {
     },
     /// Poll an order and show its way up the fulfillment ladder until fulfilled or canceled.
     Watch(WatchArgs),
+    /// Print the JSON Schema of a create-order request (the file of `orders create|submit`), for an
+    /// editor to check and complete order files as they are typed. Needs no credentials.
+    Schema,
 }
 
 /// Filters of `orders list`.
@@ -294,6 +327,8 @@ pub enum WebhooksCommand {
         #[arg(long)]
         key: Option<Secret>,
     },
+    /// Print the JSON Schema of a webhook event (a delivery's body).
+    Schema,
 }
 
 /// Options of `emulator`: the same as `store-api-emulator`'s, defined once in the emulator crate; or

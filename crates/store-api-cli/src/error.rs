@@ -31,6 +31,14 @@ pub enum CliError {
     /// A check the command exists for did not pass (a webhook signature).
     #[error("{0}")]
     Failed(String),
+    /// `api`: the service answered with a status that is not a success (after the SDK's retries).
+    #[error("the service answered {status} {reason}")]
+    Answered {
+        /// The HTTP status.
+        status: u16,
+        /// Its reason phrase (`Not Found`).
+        reason: String,
+    },
 }
 
 impl CliError {
@@ -41,7 +49,19 @@ impl CliError {
             CliError::Failed(_) => EXIT_FAILED,
             CliError::Refused(_) => EXIT_API,
             CliError::Api(error) => api_exit_code(error),
+            CliError::Answered { status, .. } => status_exit_code(*status),
         }
+    }
+}
+
+/// The exit code of an answer the service gave: what the SDK's one retry rule would retry (429, 5xx)
+/// is worth trying again later, like a transport failure; any other 4xx is a refusal.
+fn status_exit_code(status: u16) -> u8 {
+    let outcome = store_api::retry::Outcome::Status(status, None);
+    match status {
+        _ if store_api::retry::is_retryable(outcome, true) => EXIT_TRANSPORT,
+        400..=499 => EXIT_API,
+        _ => EXIT_TRANSPORT,
     }
 }
 
@@ -52,10 +72,7 @@ fn api_exit_code(error: &ApiError) -> u8 {
         ApiError::InvalidArgument(_) => EXIT_USAGE,
         // A 429 that outlived the retries is worth retrying later, like a 5xx.
         other if other.is_retryable() => EXIT_TRANSPORT,
-        other => match other.status() {
-            Some(400..=499) => EXIT_API,
-            _ => EXIT_TRANSPORT,
-        },
+        other => other.status().map_or(EXIT_TRANSPORT, status_exit_code),
     }
 }
 
@@ -89,7 +106,9 @@ fn describe(error: &CliError) -> (String, Vec<String>) {
         ),
         ApiError::Unauthorized { message } => (
             format!(
-                "401 Unauthorized: {message} (check --api-key/STORE_API_KEY and --store-id/STORE_API_STORE_ID)"
+                "401 Unauthorized: {message} (check --api-key/{} and --store-id/{})",
+                store_api::ENV_API_KEY,
+                store_api::ENV_STORE_ID
             ),
             Vec::new(),
         ),
@@ -118,6 +137,7 @@ pub fn report(error: &CliError, json: bool) {
     let _ = if json {
         let status = match error {
             CliError::Api(api) => api.status(),
+            CliError::Answered { status, .. } => Some(*status),
             _ => None,
         };
         let value = serde_json::json!({
@@ -145,12 +165,24 @@ mod tests {
     use super::*;
     use store_api::validate::ViolationKind;
 
+    fn answered(status: u16) -> CliError {
+        CliError::Answered {
+            status,
+            reason: String::new(),
+        }
+    }
+
     #[test]
     fn exit_codes_follow_the_kind_of_failure() {
         let cases: Vec<(CliError, u8)> = vec![
             (CliError::Usage("x".into()), EXIT_USAGE),
             (CliError::Failed("x".into()), EXIT_FAILED),
             (CliError::Refused("x".into()), EXIT_API),
+            (answered(404), EXIT_API),
+            (answered(409), EXIT_API),
+            (answered(429), EXIT_TRANSPORT),
+            (answered(500), EXIT_TRANSPORT),
+            (answered(503), EXIT_TRANSPORT),
             (ApiError::BadRequest { messages: vec![] }.into(), EXIT_API),
             (ApiError::Invalid { violations: vec![] }.into(), EXIT_API),
             (

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod config;
 mod demo;
 mod error;
 mod input;

@@ -53,7 +53,7 @@ impl Output {
 }
 
 /// Writes to stdout; a closed pipe (`store-api ... | head`) is not an error worth a panic.
-fn write_stdout(text: &str) {
+pub fn write_stdout(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout
         .write_all(text.as_bytes())

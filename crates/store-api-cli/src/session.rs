@@ -1,11 +1,12 @@
 //! The connection a command works with: a client built from flags or the environment, or one pointed
 //! at an emulator embedded in this process (`--emulator`). Never a silent fallback from one to the other.
 
-use store_api::Client;
+use store_api::{Client, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 use store_api_fixtures::Emulator;
 use store_api_fixtures::artwork::FakeResource;
 
 use crate::cli::GlobalArgs;
+use crate::config::Credentials;
 use crate::error::CliError;
 use crate::png;
 
@@ -42,38 +43,8 @@ impl Session {
                 "--emulator-state only applies with --emulator".into(),
             ));
         }
-        let missing: Vec<&str> = [
-            (
-                global.base_url.is_none(),
-                "--base-url (or STORE_API_BASE_URL)",
-            ),
-            (
-                global.store_id.is_none(),
-                "--store-id (or STORE_API_STORE_ID)",
-            ),
-            (global.api_key.is_none(), "--api-key (or STORE_API_KEY)"),
-        ]
-        .into_iter()
-        .filter_map(|(is_missing, name)| is_missing.then_some(name))
-        .collect();
-        if !missing.is_empty() {
-            return Err(CliError::Usage(format!(
-                "missing credentials: {}; or pass --emulator to use the embedded local emulator",
-                missing.join(", ")
-            )));
-        }
-        let client = Client::builder()
-            .base_url(global.base_url.clone().unwrap_or_default())
-            .store_id(global.store_id.clone().unwrap_or_default())
-            .api_key(
-                global
-                    .api_key
-                    .as_ref()
-                    .map(|key| key.expose().to_owned())
-                    .unwrap_or_default(),
-            )
-            .build()
-            .map_err(|e| CliError::Usage(e.to_string()))?;
+        let credentials = crate::config::resolve(global, &crate::config::process_env)?;
+        let client = connect(credentials)?;
         Ok(Session {
             client,
             emulator: None,
@@ -104,6 +75,51 @@ impl Session {
             emulator.shutdown().await;
         }
     }
+}
+
+/// A client for `credentials`, or a usage error naming every missing setting and where it can come from.
+fn connect(credentials: Credentials) -> Result<Client, CliError> {
+    let in_profile = |field: &str| match &credentials.profile {
+        Some(profile) => format!(", or {field} in profile {profile:?}"),
+        None => String::new(),
+    };
+    let missing: Vec<String> = [
+        (
+            credentials.base_url.is_none(),
+            format!("--base-url (or {}{})", ENV_BASE_URL, in_profile("base_url")),
+        ),
+        (
+            credentials.store_id.is_none(),
+            format!("--store-id (or {}{})", ENV_STORE_ID, in_profile("store_id")),
+        ),
+        (
+            credentials.api_key.is_none(),
+            format!(
+                "--api-key (or {}{})",
+                ENV_API_KEY,
+                in_profile("key_file or key_env")
+            ),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(is_missing, name)| is_missing.then_some(name))
+    .collect();
+    let (Some(base_url), Some(store_id), Some(api_key)) = (
+        credentials.base_url,
+        credentials.store_id,
+        credentials.api_key,
+    ) else {
+        return Err(CliError::Usage(format!(
+            "missing credentials: {}; or pass --profile NAME for a profile of the configuration file, or --emulator to use the embedded local emulator",
+            missing.join(", ")
+        )));
+    };
+    Client::builder()
+        .base_url(base_url)
+        .store_id(store_id)
+        .api_key(api_key.expose())
+        .build()
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 /// Starts an emulator and registers the sample image on its fake public host.

@@ -12,6 +12,7 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 pub mod types {
     ///A postal address.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Address {
         ///Apartment or suite.
         #[serde(
@@ -49,6 +50,7 @@ pub mod types {
     }
     ///The postal address of a create-order request; required and not empty. Only apartmentOrSuite may be left out.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AddressInput {
         ///Apartment or suite; optional.
         #[serde(
@@ -73,6 +75,7 @@ pub mod types {
     }
     ///City or town; not empty.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(transparent)]
     pub struct AddressInputCityOrTown(::std::string::String);
     impl ::std::ops::Deref for AddressInputCityOrTown {
@@ -123,6 +126,7 @@ pub mod types {
     }
     ///ISO 3166-1 alpha-2 country code, upper case, officially assigned (for example US, DE, GB).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(transparent)]
     pub struct AddressInputCountry(::std::string::String);
     impl ::std::ops::Deref for AddressInputCountry {
@@ -176,6 +180,7 @@ pub mod types {
     }
     ///Street and number; not empty.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(transparent)]
     pub struct AddressInputStreetAddress(::std::string::String);
     impl ::std::ops::Deref for AddressInputStreetAddress {
@@ -226,6 +231,7 @@ pub mod types {
     }
     ///An artwork image stored by the service. Names are not unique.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Artwork {
         ///Creation time.
         #[serde(
@@ -249,6 +255,7 @@ pub mod types {
     }
     ///A page of artworks.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ArtworkList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -282,12 +289,14 @@ pub mod types {
     }
     ///Where the service downloads the image from.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ArtworkSource {
         ///HTTPS address of a PNG or JPEG image of at most 50 MB on a public host, without credentials.
         pub url: ::std::string::String,
     }
     ///An image of a blank.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CatalogImage {
         ///Id of the image entry.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -300,6 +309,7 @@ pub mod types {
     }
     ///A printable blank. A discontinued blank cannot be ordered. No prices.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CatalogProduct {
         ///Brand of the blank.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -372,6 +382,7 @@ pub mod types {
     }
     ///A page of catalog products.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CatalogProductList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -405,6 +416,7 @@ pub mod types {
     }
     ///A color and size of a blank. A discontinued variant cannot be ordered.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CatalogVariant {
         ///Color name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -429,6 +441,7 @@ pub mod types {
     }
     ///The display color of a color name.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ColorMetadata {
         ///Color name, as used in `colors` and in variants.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -442,6 +455,7 @@ pub mod types {
     }
     ///An artwork to download from an HTTPS URL.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CreateArtworkRequest {
         pub image: ArtworkSource,
         ///Name of the artwork; names are not unique.
@@ -449,6 +463,7 @@ pub mod types {
     }
     ///Name of the artwork; names are not unique.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(transparent)]
     pub struct CreateArtworkRequestName(::std::string::String);
     impl ::std::ops::Deref for CreateArtworkRequestName {
@@ -502,6 +517,7 @@ pub mod types {
     }
     ///An order to create. Unrecognized fields are ignored and not stored.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CreateOrderRequest {
         /// The merchant's own order number. Optional but should always be sent: a value already used by this
         /// store gives 409, which makes retries safe; without it each request makes a distinct order.
@@ -525,6 +541,7 @@ pub mod types {
     /// The merchant's own order number. Optional but should always be sent: a value already used by this
     /// store gives 409, which makes retries safe; without it each request makes a distinct order.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(transparent)]
     pub struct CreateOrderRequestExternalOrderId(::std::string::String);
     impl ::std::ops::Deref for CreateOrderRequestExternalOrderId {
@@ -578,6 +595,7 @@ pub mod types {
     /// physicalWidth/2 + |horizontalOffsetFromCenter| within half the area width. The aspect ratio of the image
     /// is not preserved automatically.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Decoration {
         ///Id of an artwork of this store.
         #[serde(rename = "artworkId")]
@@ -608,6 +626,7 @@ pub mod types {
     }
     ///A place on a blank that can be decorated.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DecorationLocation {
         /// A place on the blank (front, back, left_chest, left_sleeve_short, cap_front, ...). The set is large and
         /// differs by product type, so read it from the blank.
@@ -642,6 +661,7 @@ pub mod types {
     /// The error envelope of most failures. Message text is not part of the contract; branch on `statusCode`.
     /// Rate-limit responses (429) carry `statusCode` and `message` and omit `error`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Error {
         ///Name of the status code, for example `Bad Request`, `Unauthorized`, `Not Found`, `Conflict`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -653,6 +673,7 @@ pub mod types {
     }
     ///A string, or an array of strings when several fields fail validation (entries name the field path).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(untagged)]
     pub enum ErrorMessage {
         String(::std::string::String),
@@ -665,6 +686,7 @@ pub mod types {
     }
     ///An image stored by the service.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ImageRef {
         ///Id of the stored image.
         pub id: ::std::string::String,
@@ -674,6 +696,7 @@ pub mod types {
     }
     ///An image of a line item.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LineItemImage {
         ///The color the image shows.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -696,6 +719,7 @@ pub mod types {
     /// at least one `decorations` entry. A custom item cannot carry productVariantId; a standard item cannot carry
     /// catalogProductVariantId or decorations. A variant can appear in only one line item per order.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LineItemInput {
         ///Custom items; a catalog variant id (required).
         #[serde(
@@ -723,6 +747,7 @@ pub mod types {
     }
     ///Echo of the query that produced a list page, with defaults applied.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ListQuery {
         ///Map of filtered field to the values matched (any of).
         #[serde(
@@ -748,6 +773,7 @@ pub mod types {
     }
     ///An order. Cost fields are what the provider bills the merchant, in US dollars; round to cents before display or storage.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Order {
         ///Set when canceled.
         #[serde(
@@ -849,6 +875,7 @@ pub mod types {
     }
     ///A line item of an order, standard (product) or custom (blank with decorations).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct OrderLineItem {
         ///Id of the blank of a custom line item.
         #[serde(
@@ -918,6 +945,7 @@ pub mod types {
     }
     ///A page of orders.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct OrderList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -951,6 +979,7 @@ pub mod types {
     }
     ///A product built in the app. Products of every status are returned; only active and unlisted ones can be ordered.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Product {
         ///Hex color of each color name.
         #[serde(
@@ -1011,6 +1040,7 @@ pub mod types {
     }
     ///An image of a product for one color.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ProductImage {
         ///The color the image shows.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1026,6 +1056,7 @@ pub mod types {
     }
     ///A page of products.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ProductList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -1059,6 +1090,7 @@ pub mod types {
     }
     ///A color and size of a product, with its prices.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ProductVariant {
         ///Color name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1098,6 +1130,7 @@ pub mod types {
     }
     ///Where the order ships.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ShippingAddress {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub address: ::std::option::Option<Address>,
@@ -1122,6 +1155,7 @@ pub mod types {
     }
     ///The shipping address of a create-order request. email, phone and apartmentOrSuite may be left out.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ShippingAddressInput {
         pub address: AddressInput,
         ///Email address; optional.
@@ -1139,6 +1173,7 @@ pub mod types {
     }
     ///Last name; required and not empty.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     #[serde(transparent)]
     pub struct ShippingAddressInputLastName(::std::string::String);
     impl ::std::ops::Deref for ShippingAddressInputLastName {
@@ -1200,6 +1235,7 @@ pub mod types {
         PartialEq,
         PartialOrd,
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum SortDirection {
         #[serde(rename = "asc")]
         Asc,
@@ -1240,6 +1276,7 @@ pub mod types {
     }
     ///Result of the reachability and credential check.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct StatusResult {
         ///When the check was made.
         #[serde(
@@ -1261,12 +1298,14 @@ pub mod types {
     }
     ///The store the key belongs to.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct StoreRef {
         ///Id of the store.
         pub id: ::std::string::String,
     }
     ///Shipping tracking, present once shipped.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct TrackingInfo {
         ///Carrier name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1287,6 +1326,7 @@ pub mod types {
     /// The body of a webhook request. The event name is in `topic` (not `event`); route on it. The payload says
     /// a resource changed, not how: fetch the current resource.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookEvent {
         ///When the event was created.
         #[serde(
@@ -1310,6 +1350,7 @@ pub mod types {
     }
     ///The resource the event is about.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookEventData {
         ///Product id for products_* topics, order id for orders_* topics.
         pub id: ::std::string::String,

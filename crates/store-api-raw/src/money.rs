@@ -103,6 +103,21 @@ impl<'de> Deserialize<'de> for Money {
     }
 }
 
+// On the wire a plain JSON number (see `Serialize`), whatever the decimal inside.
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Money {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Money")
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "number",
+            "description": "An amount of money in US dollars; rounded to cents when read.",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,6 +82,22 @@ macro_rules! open_enum {
                 <::std::string::String as ::serde::Deserialize>::deserialize(deserializer).map($name::from)
             }
         }
+
+        // Any string is accepted (a value added within the version must not fail a document); the known
+        // values are `examples`, which editors offer as completions.
+        #[cfg(feature = "schemars")]
+        impl ::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(stringify!($name))
+            }
+
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                ::schemars::json_schema!({
+                    "type": "string",
+                    "examples": [ $( $wire ),+ ],
+                })
+            }
+        }
     };
 }
 

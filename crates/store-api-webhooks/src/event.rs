@@ -13,6 +13,7 @@ pub use store_api_raw::open::WebhookTopic as Topic;
 /// Unknown fields are ignored and an unknown topic is kept as [`Topic::Unknown`], so events of a newer
 /// service still parse.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Event {
@@ -34,6 +35,7 @@ pub struct Event {
 
 /// The resource an event is about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct EventData {
     /// Product id for `products_*` topics, order id for `orders_*` topics.

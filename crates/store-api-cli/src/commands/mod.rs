@@ -1,5 +1,6 @@
 //! One module per command group; [`run`] sends a parsed command line to it.
 
+mod api;
 mod artworks;
 mod catalog;
 mod completions;
@@ -9,11 +10,12 @@ mod order_file;
 mod orders;
 mod placement;
 mod products;
+mod schema;
 mod status;
 mod watch;
 mod webhooks;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, OrdersCommand};
 use crate::error::CliError;
 use crate::output::Output;
 use crate::session::Session;
@@ -29,6 +31,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Completions(args) => completions::run(&args),
         Command::Demo => crate::demo::run().await,
         Command::Webhooks(command) => webhooks::run(command, &cli.global, out),
+        // A schema needs no credentials.
+        Command::Orders(OrdersCommand::Schema) => schema::print(&schema::order_request()),
         command => {
             let session = Session::open(&cli.global).await?;
             let result = with_session(command, &session, out).await;
@@ -47,6 +51,7 @@ async fn with_session(command: Command, session: &Session, out: Output) -> Resul
         Command::Artworks(command) => artworks::run(command, client, out).await,
         Command::Orders(command) => orders::run(command, session, out).await,
         Command::Placement(command) => placement::run(command, client, out).await,
+        Command::Api(args) => api::run(args, client).await,
         Command::Emulator(_) | Command::Completions(_) | Command::Demo | Command::Webhooks(_) => {
             Ok(())
         }

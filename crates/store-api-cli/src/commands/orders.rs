@@ -39,6 +39,8 @@ pub async fn run(command: OrdersCommand, session: &Session, out: Output) -> Resu
             show(&order, out)
         }
         OrdersCommand::Watch(args) => watch::run(session, &args, out).await,
+        // Answered before a session is opened (it needs no credentials).
+        OrdersCommand::Schema => super::schema::print(&super::schema::order_request()),
     }
 }
 

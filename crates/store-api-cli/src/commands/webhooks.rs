@@ -1,4 +1,5 @@
-//! `webhooks verify`: check a delivery offline, as a receiver would.
+//! `webhooks verify`: check a delivery offline, as a receiver would; `webhooks schema`: the event's
+//! JSON Schema.
 
 use store_api_webhooks::Verifier;
 
@@ -10,14 +11,23 @@ use crate::render;
 /// Runs a `webhooks` subcommand.
 pub fn run(command: WebhooksCommand, global: &GlobalArgs, out: Output) -> Result<(), CliError> {
     match command {
+        WebhooksCommand::Schema => super::schema::print(&super::schema::webhook_event()),
         WebhooksCommand::Verify {
             signature,
             file,
             key,
         } => {
-            let key = key.or_else(|| global.api_key.clone()).ok_or_else(|| {
-                CliError::Usage("missing the signing key: --key, --api-key or STORE_API_KEY".into())
-            })?;
+            let key = match key {
+                Some(key) => key,
+                None => crate::config::resolve(global, &crate::config::process_env)?
+                    .api_key
+                    .ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "missing the signing key: --key, --api-key, {} or a profile's key",
+                            store_api::ENV_API_KEY
+                        ))
+                    })?,
+            };
             // Anyone can compute HMAC("", body): an empty key (an unset variable) verifies nothing.
             let verifier = Verifier::try_new(key.expose())
                 .map_err(|e| CliError::Usage(format!("{e}; pass the store's API key")))?;

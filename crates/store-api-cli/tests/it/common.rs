@@ -68,9 +68,11 @@ impl Env {
             "STORE_API_STORE_ID",
             "STORE_API_BASE_URL",
             "RUST_LOG",
+            "STORE_API_PROFILE",
         ] {
             cmd.env_remove(var);
         }
+        cmd.env("STORE_API_CONFIG", "/nonexistent/store-api/config.toml");
         cmd.env("STORE_API_BASE_URL", self.emu.base_url())
             .env("STORE_API_STORE_ID", &self.store)
             .env("STORE_API_KEY", &self.key);
@@ -109,6 +111,9 @@ pub fn bare() -> Command {
     ] {
         cmd.env_remove(var);
     }
+    // No profile from the machine's own configuration file.
+    cmd.env_remove("STORE_API_PROFILE")
+        .env("STORE_API_CONFIG", "/nonexistent/store-api/config.toml");
     cmd.env("NO_COLOR", "1");
     cmd
 }

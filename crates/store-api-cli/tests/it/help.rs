@@ -47,6 +47,7 @@ fn every_command_has_complete_help() {
     assert_eq!(
         seen,
         [
+            "api",
             "artworks",
             "artworks-create",
             "artworks-get",
@@ -63,6 +64,7 @@ fn every_command_has_complete_help() {
             "orders-find",
             "orders-get",
             "orders-list",
+            "orders-schema",
             "orders-submit",
             "orders-watch",
             "placement",
@@ -73,6 +75,7 @@ fn every_command_has_complete_help() {
             "status",
             "store-api",
             "webhooks",
+            "webhooks-schema",
             "webhooks-verify",
         ]
     );

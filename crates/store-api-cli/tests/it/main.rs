@@ -17,5 +17,11 @@ mod offline;
 mod emulator;
 // The quick-start demo.
 mod demo;
+// `api METHOD PATH`: any request.
+mod api;
+// Profiles of the configuration file and the precedence of settings.
+mod profiles;
+// `orders schema` and `webhooks schema` against the spec's examples.
+mod schema;
 // `--help` of every command.
 mod help;
