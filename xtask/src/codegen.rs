@@ -268,7 +268,11 @@ fn seal_request_types(file: &mut syn::File, names: &BTreeSet<String>) -> Result<
 /// default for a field that has one, `None` (the field is required) otherwise.
 fn unset_value(field: &syn::Field) -> Result<Option<syn::Expr>, CodegenError> {
     if let syn::Type::Path(path) = &field.ty
-        && path.path.segments.last().is_some_and(|s| s.ident == "Option")
+        && path
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Option")
     {
         return Ok(Some(syn::parse_quote!(::std::option::Option::None)));
     }

@@ -63,7 +63,12 @@ impl Address {
     /// let err = Address::us("1 Main St", "San Juan", "PR", "00901").unwrap_err();
     /// assert_eq!(err.field(), "shippingAddress.address.stateOrProvince");
     /// ```
-    pub fn us(street_address: &str, city: &str, state: &str, zip: &str) -> Result<Self, BuildError> {
+    pub fn us(
+        street_address: &str,
+        city: &str,
+        state: &str,
+        zip: &str,
+    ) -> Result<Self, BuildError> {
         Self::new(street_address, city, state, zip, "US")
     }
 

@@ -38,7 +38,9 @@ impl BuildError {
     pub fn field(&self) -> &str {
         match self {
             BuildError::Field { field, .. } | BuildError::Placement { field, .. } => field,
-            BuildError::Invalid { violations } => violations.first().map_or("", |v| v.path.as_str()),
+            BuildError::Invalid { violations } => {
+                violations.first().map_or("", |v| v.path.as_str())
+            }
         }
     }
 

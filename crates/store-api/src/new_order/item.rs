@@ -64,7 +64,10 @@ pub(crate) fn sku_line(sku: &str, quantity: std::num::NonZeroU64) -> types::Line
 }
 
 /// A standard line item of `quantity` units of the store's product variant `variant_id`.
-pub(crate) fn variant_line(variant_id: &str, quantity: std::num::NonZeroU64) -> types::LineItemInput {
+pub(crate) fn variant_line(
+    variant_id: &str,
+    quantity: std::num::NonZeroU64,
+) -> types::LineItemInput {
     let mut item = types::LineItemInput::new(quantity);
     item.product_variant_id = Some(variant_id.to_owned());
     item
@@ -72,7 +75,8 @@ pub(crate) fn variant_line(variant_id: &str, quantity: std::num::NonZeroU64) -> 
 
 /// A line item's quantity: the wire type cannot carry 0.
 pub(crate) fn quantity(quantity: u64) -> Result<std::num::NonZeroU64, BuildError> {
-    std::num::NonZeroU64::new(quantity).ok_or_else(|| BuildError::at("quantity", "must be at least 1"))
+    std::num::NonZeroU64::new(quantity)
+        .ok_or_else(|| BuildError::at("quantity", "must be at least 1"))
 }
 
 /// An artwork printed at a decoration location of the blank with a decoration method, and where it sits:
@@ -108,7 +112,13 @@ impl Design {
 
     /// As large as `area` allows for an image of `image_px_width` by `image_px_height` pixels, keeping
     /// its aspect ratio ([`Placement::fit`]).
-    pub fn fit(mut self, area: PrintArea, image_px_width: u32, image_px_height: u32, align: Align) -> Self {
+    pub fn fit(
+        mut self,
+        area: PrintArea,
+        image_px_width: u32,
+        image_px_height: u32,
+        align: Align,
+    ) -> Self {
         self.area = Some(area);
         self.placement = Placement::fit(area, image_px_width, image_px_height, align)
             .map(Some)
@@ -135,7 +145,9 @@ impl Design {
             horizontal_offset_from_center: 0.0,
             vertical_offset_from_top: 0.0,
         };
-        self.placement = Ok(Some(Placement::center(width, height, area).unwrap_or(unplaced)));
+        self.placement = Ok(Some(
+            Placement::center(width, height, area).unwrap_or(unplaced),
+        ));
         self
     }
 
@@ -155,7 +167,10 @@ impl Design {
     /// The wire decoration; errors name fields from the decoration (`physicalWidth`).
     fn to_decoration(&self) -> Result<types::Decoration, BuildError> {
         let placement = self.placement.clone()?.ok_or_else(|| {
-            BuildError::at("physicalWidth", "the design has no placement (use fit, center or at)")
+            BuildError::at(
+                "physicalWidth",
+                "the design has no placement (use fit, center or at)",
+            )
         })?;
         let checked = match self.area {
             Some(area) => placement.check(area),

@@ -70,7 +70,8 @@ impl OrderBuilder {
 
     /// Adds `quantity` units of the store's product variant `product_variant_id`.
     pub fn variant(mut self, product_variant_id: impl Into<String>, quantity: u64) -> Self {
-        self.items.push(Item::Variant(product_variant_id.into(), quantity));
+        self.items
+            .push(Item::Variant(product_variant_id.into(), quantity));
         self
     }
 

@@ -8,8 +8,12 @@ use crate::validate::{Align, Placement, PlacementError, PrintArea, ViolationKind
 const DTG: DecorationMethod = DecorationMethod::DirectToGarment;
 
 fn ada() -> ShipTo {
-    ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Springfield", "IL", "62701").unwrap())
-        .unwrap()
+    ShipTo::new(
+        "Ada",
+        "Lovelace",
+        Address::us("1 Main St", "Springfield", "IL", "62701").unwrap(),
+    )
+    .unwrap()
 }
 
 fn front() -> PrintArea {
@@ -24,17 +28,44 @@ fn field_of(result: Result<IdentifiedOrder, BuildError>) -> String {
 #[test]
 fn every_error_names_its_field() {
     let cases: Vec<(&str, Result<IdentifiedOrder, BuildError>)> = vec![
-        ("externalOrderId", OrderBuilder::new("", ada()).map(|b| b.sku("TEE-S", 1)).and_then(OrderBuilder::build)),
-        ("externalOrderId", OrderBuilder::new("a,b", ada()).and_then(OrderBuilder::build)),
-        ("lineItems", OrderBuilder::new("ext-1", ada()).and_then(OrderBuilder::build)),
-        ("lineItems.1.quantity", OrderBuilder::new("ext-1", ada()).and_then(|b| b.sku("TEE-S", 1).variant("var_tee_m", 0).build())),
-        ("lineItems.1.quantity", OrderBuilder::new("ext-1", ada()).and_then(|b| b.sku("TEE-S", 1).custom(CustomItem::new("cv_tee_white_m").quantity(0)).build())),
+        (
+            "externalOrderId",
+            OrderBuilder::new("", ada())
+                .map(|b| b.sku("TEE-S", 1))
+                .and_then(OrderBuilder::build),
+        ),
+        (
+            "externalOrderId",
+            OrderBuilder::new("a,b", ada()).and_then(OrderBuilder::build),
+        ),
+        (
+            "lineItems",
+            OrderBuilder::new("ext-1", ada()).and_then(OrderBuilder::build),
+        ),
+        (
+            "lineItems.1.quantity",
+            OrderBuilder::new("ext-1", ada())
+                .and_then(|b| b.sku("TEE-S", 1).variant("var_tee_m", 0).build()),
+        ),
+        (
+            "lineItems.1.quantity",
+            OrderBuilder::new("ext-1", ada()).and_then(|b| {
+                b.sku("TEE-S", 1)
+                    .custom(CustomItem::new("cv_tee_white_m").quantity(0))
+                    .build()
+            }),
+        ),
         (
             "lineItems.0.decorations.1.physicalWidth",
             OrderBuilder::new("ext-1", ada()).and_then(|b| {
                 b.custom(
                     CustomItem::new("cv_tee_white_m")
-                        .design(Design::new("art_logo", "front", DTG).fit(front(), 100, 100, Align::Top))
+                        .design(Design::new("art_logo", "front", DTG).fit(
+                            front(),
+                            100,
+                            100,
+                            Align::Top,
+                        ))
                         .design(Design::new("art_text", "back", DTG).center(front(), 13.0, 2.0)),
                 )
                 .build()
@@ -43,32 +74,49 @@ fn every_error_names_its_field() {
         (
             "lineItems.0.decorations.0.physicalHeight",
             OrderBuilder::new("ext-1", ada()).and_then(|b| {
-                b.custom(CustomItem::new("cv_tee_white_m").design(Design::new("art_logo", "front", DTG).center(front(), 2.0, 17.0)))
-                    .build()
+                b.custom(
+                    CustomItem::new("cv_tee_white_m")
+                        .design(Design::new("art_logo", "front", DTG).center(front(), 2.0, 17.0)),
+                )
+                .build()
             }),
         ),
         (
             "lineItems.0.decorations.0.physicalWidth",
             OrderBuilder::new("ext-1", ada()).and_then(|b| {
-                b.custom(CustomItem::new("cv_tee_white_m").design(Design::new("art_logo", "front", DTG).fit(front(), 0, 10, Align::Top)))
-                    .build()
+                b.custom(
+                    CustomItem::new("cv_tee_white_m").design(
+                        Design::new("art_logo", "front", DTG).fit(front(), 0, 10, Align::Top),
+                    ),
+                )
+                .build()
             }),
         ),
         (
             "lineItems.0.decorations.0.physicalWidth",
-            OrderBuilder::new("ext-1", ada()).and_then(|b| b.custom(CustomItem::new("cv").design(Design::new("art_logo", "front", DTG))).build()),
+            OrderBuilder::new("ext-1", ada()).and_then(|b| {
+                b.custom(CustomItem::new("cv").design(Design::new("art_logo", "front", DTG)))
+                    .build()
+            }),
         ),
         (
             "lineItems.0.decorations.0.verticalOffsetFromTop",
             OrderBuilder::new("ext-1", ada()).and_then(|b| {
-                b.custom(CustomItem::new("cv").design(Design::new("art_logo", "front", DTG).at(placement(4.0, 4.0, 0.0, -1.0)))).build()
+                b.custom(CustomItem::new("cv").design(
+                    Design::new("art_logo", "front", DTG).at(placement(4.0, 4.0, 0.0, -1.0)),
+                ))
+                .build()
             }),
         ),
         (
             "lineItems.0.decorations.0.horizontalOffsetFromCenter",
             OrderBuilder::new("ext-1", ada()).and_then(|b| {
                 b.custom(
-                    CustomItem::new("cv").design(Design::new("art_logo", "front", DTG).at(placement(4.0, 4.0, 5.0, 0.0)).within(front())),
+                    CustomItem::new("cv").design(
+                        Design::new("art_logo", "front", DTG)
+                            .at(placement(4.0, 4.0, 5.0, 0.0))
+                            .within(front()),
+                    ),
                 )
                 .build()
             }),
@@ -79,12 +127,30 @@ fn every_error_names_its_field() {
     }
 
     let address_errors = [
-        ("shippingAddress.address.streetAddress", Address::us("", "Austin", "TX", "78701")),
-        ("shippingAddress.address.cityOrTown", Address::us("1 Main St", "", "TX", "78701")),
-        ("shippingAddress.address.stateOrProvince", Address::us("1 Main St", "Austin", "Texass", "78701")),
-        ("shippingAddress.address.country", Address::new("1 Main St", "Austin", "", "78701", "USA")),
-        ("shippingAddress.address.country", Address::new("1 Main St", "Austin", "", "78701", "us")),
-        ("shippingAddress.address.country", Address::new("1 Main St", "Austin", "", "78701", "XK")),
+        (
+            "shippingAddress.address.streetAddress",
+            Address::us("", "Austin", "TX", "78701"),
+        ),
+        (
+            "shippingAddress.address.cityOrTown",
+            Address::us("1 Main St", "", "TX", "78701"),
+        ),
+        (
+            "shippingAddress.address.stateOrProvince",
+            Address::us("1 Main St", "Austin", "Texass", "78701"),
+        ),
+        (
+            "shippingAddress.address.country",
+            Address::new("1 Main St", "Austin", "", "78701", "USA"),
+        ),
+        (
+            "shippingAddress.address.country",
+            Address::new("1 Main St", "Austin", "", "78701", "us"),
+        ),
+        (
+            "shippingAddress.address.country",
+            Address::new("1 Main St", "Austin", "", "78701", "XK"),
+        ),
     ];
     for (field, result) in address_errors {
         let error = result.unwrap_err();
@@ -92,7 +158,10 @@ fn every_error_names_its_field() {
         assert!(error.to_string().contains(field), "{error}");
     }
     let address = Address::us("1 Main St", "Austin", "TX", "78701").unwrap();
-    assert_eq!(ShipTo::new("Ada", "", address).unwrap_err().field(), "shippingAddress.lastName");
+    assert_eq!(
+        ShipTo::new("Ada", "", address).unwrap_err().field(),
+        "shippingAddress.lastName"
+    );
 }
 
 fn placement(width: f64, height: f64, horizontal: f64, vertical: f64) -> Placement {
@@ -108,10 +177,25 @@ fn placement(width: f64, height: f64, horizontal: f64, vertical: f64) -> Placeme
 fn a_placement_error_carries_the_rule() {
     let error = OrderBuilder::new("ext-1", ada())
         .unwrap()
-        .custom(CustomItem::new("cv").design(Design::new("art", "front", DTG).center(front(), 13.0, 2.0)))
+        .custom(
+            CustomItem::new("cv").design(Design::new("art", "front", DTG).center(
+                front(),
+                13.0,
+                2.0,
+            )),
+        )
         .build()
         .unwrap_err();
-    assert!(matches!(error, BuildError::Placement { source: PlacementError::WiderThanArea { .. }, .. }), "{error:?}");
+    assert!(
+        matches!(
+            error,
+            BuildError::Placement {
+                source: PlacementError::WiderThanArea { .. },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -139,13 +223,23 @@ fn a_built_order_passes_the_validator_on_the_sample_catalog() {
     assert!(resolved.is_ok(), "{resolved:?}");
     assert_eq!(order.external_order_id(), "ext-1");
     let custom = &order.as_request().line_items[2];
-    assert_eq!((custom.decorations[0].physical_width, custom.decorations[0].physical_height), (12.0, 6.0));
+    assert_eq!(
+        (
+            custom.decorations[0].physical_width,
+            custom.decorations[0].physical_height
+        ),
+        (12.0, 6.0)
+    );
     assert_eq!(custom.decorations[1].vertical_offset_from_top, 6.0);
 }
 
 #[test]
 fn the_validator_still_finds_what_only_the_store_knows() {
-    let order = OrderBuilder::new("ext-1", ada()).unwrap().sku("NO-SUCH-SKU", 1).build().unwrap();
+    let order = OrderBuilder::new("ext-1", ada())
+        .unwrap()
+        .sku("NO-SUCH-SKU", 1)
+        .build()
+        .unwrap();
     let violations = validate_order(order.as_request(), &TestCatalog::sample()).unwrap_err();
     assert_eq!(violations[0].path, "lineItems.0.sku");
 }
@@ -153,7 +247,8 @@ fn the_validator_still_finds_what_only_the_store_knows() {
 /// The spec's example requests of `createOrder`, by name.
 fn spec_example(name: &str) -> serde_json::Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/store-api.yaml");
-    let spec: serde_json::Value = serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let spec: serde_json::Value =
+        serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     spec.pointer(&format!(
         "/paths/~1stores~1{{storeId}}~1orders/post/requestBody/content/application~1json/examples/{name}/value"
     ))
@@ -163,18 +258,34 @@ fn spec_example(name: &str) -> serde_json::Value {
 
 #[test]
 fn built_orders_serialize_as_the_spec_examples() {
-    let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main Street", "Austin", "TX", "78701").unwrap())
+    let ship_to = ShipTo::new(
+        "Ada",
+        "Lovelace",
+        Address::us("1 Main Street", "Austin", "TX", "78701").unwrap(),
+    )
+    .unwrap()
+    .email("ada@example.com");
+    let standard = OrderBuilder::new("shop-1001", ship_to)
         .unwrap()
-        .email("ada@example.com");
-    let standard = OrderBuilder::new("shop-1001", ship_to).unwrap().sku("AA-TEE-SUN-BLK-M", 2).build().unwrap();
+        .sku("AA-TEE-SUN-BLK-M", 2)
+        .build()
+        .unwrap();
     assert_same_request(&standard, spec_example("standard"));
 
-    let ship_to = ShipTo::new("Grace", "Hopper", Address::us("2 Harbor Road", "Portland", "ME", "04101").unwrap()).unwrap();
+    let ship_to = ShipTo::new(
+        "Grace",
+        "Hopper",
+        Address::us("2 Harbor Road", "Portland", "ME", "04101").unwrap(),
+    )
+    .unwrap();
     let custom = OrderBuilder::new("shop-1002", ship_to)
         .unwrap()
         .custom(
-            CustomItem::new("cv_3001_blk_m")
-                .design(Design::new("art_0000000000000001", "front", DTG).at(placement(10.0, 8.0, 0.0, 1.0)).within(front())),
+            CustomItem::new("cv_3001_blk_m").design(
+                Design::new("art_0000000000000001", "front", DTG)
+                    .at(placement(10.0, 8.0, 0.0, 1.0))
+                    .within(front()),
+            ),
         )
         .build()
         .unwrap();
@@ -213,19 +324,29 @@ fn assert_contains(actual: &serde_json::Value, expected: &serde_json::Value, pat
 
 #[test]
 fn an_order_read_from_json_needs_an_external_id_to_be_submitted() {
-    let mut read: types::CreateOrderRequest = serde_json::from_value(spec_example("standard")).unwrap();
+    let mut read: types::CreateOrderRequest =
+        serde_json::from_value(spec_example("standard")).unwrap();
     let identified = IdentifiedOrder::try_from(read.clone()).unwrap();
     assert_eq!(identified.external_order_id(), "shop-1001");
     read.external_order_id = None;
-    assert_eq!(IdentifiedOrder::try_from(read.clone()).unwrap_err().field(), "externalOrderId");
+    assert_eq!(
+        IdentifiedOrder::try_from(read.clone()).unwrap_err().field(),
+        "externalOrderId"
+    );
     read.external_order_id = Some("a,b".parse().unwrap());
-    assert_eq!(IdentifiedOrder::try_from(read).unwrap_err().field(), "externalOrderId");
+    assert_eq!(
+        IdentifiedOrder::try_from(read).unwrap_err().field(),
+        "externalOrderId"
+    );
     let error = serde_json::from_value::<IdentifiedOrder>(serde_json::json!({
         "lineItems": [{"sku": "TEE-S", "quantity": 1}],
         "shippingAddress": spec_example("standard")["shippingAddress"],
     }))
     .unwrap_err();
-    assert!(error.to_string().starts_with("externalOrderId: missing"), "{error}");
+    assert!(
+        error.to_string().starts_with("externalOrderId: missing"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -233,11 +354,17 @@ fn a_violation_from_the_body_rules_names_its_path() {
     // A negative width given explicitly, with no print area to check against: the body rule reports it.
     let error = OrderBuilder::new("ext-1", ada())
         .unwrap()
-        .custom(CustomItem::new("cv").design(Design::new("art", "front", DTG).at(placement(-1.0, 2.0, 0.0, 0.0))))
+        .custom(
+            CustomItem::new("cv")
+                .design(Design::new("art", "front", DTG).at(placement(-1.0, 2.0, 0.0, 0.0))),
+        )
         .build()
         .unwrap_err();
     assert_eq!(error.field(), "lineItems.0.decorations.0.physicalWidth");
-    let invalid = OrderBuilder::new("ext-1", ada()).unwrap().build().unwrap_err();
+    let invalid = OrderBuilder::new("ext-1", ada())
+        .unwrap()
+        .build()
+        .unwrap_err();
     assert!(
         matches!(&invalid, BuildError::Invalid { violations } if violations[0].kind == ViolationKind::EmptyLineItems),
         "{invalid:?}"

@@ -857,7 +857,8 @@ fn decoration_strategy() -> impl Strategy<Value = types::Decoration> {
     )
         .prop_map(
             |(location, method, artwork, width, height, horizontal, vertical)| {
-                let mut decoration = types::Decoration::new(artwork, location, method, height, width);
+                let mut decoration =
+                    types::Decoration::new(artwork, location, method, height, width);
                 decoration.horizontal_offset_from_center = horizontal;
                 decoration.vertical_offset_from_top = vertical;
                 decoration
