@@ -122,8 +122,7 @@ async fn submit(
         }
     };
     // The same exit code as before the type carried the rule: an unusable id is an invalid argument.
-    let order = IdentifiedOrder::try_from(order)
-        .map_err(|e| CliError::Api(store_api::Error::InvalidArgument(e.to_string())))?;
+    let order = IdentifiedOrder::try_from(order).map_err(|e| CliError::Api(e.into()))?;
     let submission = client.orders().submit(&order).await?;
     let attempts = submission.attempts.len();
     let (outcome, headline) = match &submission.submitted {

@@ -67,3 +67,16 @@ impl BuildError {
         }
     }
 }
+
+impl From<BuildError> for crate::Error {
+    /// So that `?` works in code returning [`store_api::Result`](crate::Result): broken body rules are
+    /// [`Error::Invalid`](crate::Error::Invalid) (as the pre-flight check reports them), the rest
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) with the field in its text. Nothing
+    /// was sent either way.
+    fn from(error: BuildError) -> Self {
+        match error {
+            BuildError::Invalid { violations } => crate::Error::Invalid { violations },
+            other => crate::Error::InvalidArgument(other.to_string()),
+        }
+    }
+}

@@ -8,15 +8,17 @@ use crate::submit::NewOrder;
 /// A create-order request with an `externalOrderId` that can be looked up: the only request
 /// [`Orders::submit`](crate::Orders::submit) takes, because the id is what makes its retries safe.
 ///
-/// Made by [`OrderBuilder::build`](crate::OrderBuilder::build), or from a request read from JSON:
+/// Made by [`OrderBuilder::build`](crate::OrderBuilder::build), or from a request read from a file:
 ///
-/// ```
+/// ```no_run
 /// use store_api::{IdentifiedOrder, NewOrder};
-/// # let json = r#"{"lineItems":[{"sku":"TEE-S","quantity":1}],"shippingAddress":{"firstName":"Ada","lastName":"Lovelace","address":{"streetAddress":"1 Main St","cityOrTown":"Austin","stateOrProvince":"TX","zipOrPostalCode":"78701","country":"US"}}}"#;
-/// let read: NewOrder = serde_json::from_str(json)?;
-/// let err = IdentifiedOrder::try_from(read).unwrap_err();
-/// assert_eq!(err.field(), "externalOrderId");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # async fn run(client: store_api::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let read: NewOrder = serde_json::from_slice(&std::fs::read("order.json")?)?;
+/// // Refused, naming `externalOrderId`, when the file has none.
+/// let order = IdentifiedOrder::try_from(read)?;
+/// client.orders().submit(&order).await?;
+/// # Ok(())
+/// # }
 /// ```
 ///
 /// It deserializes from the request's JSON through the same check.

@@ -370,3 +370,24 @@ fn a_violation_from_the_body_rules_names_its_path() {
         "{invalid:?}"
     );
 }
+
+#[test]
+fn a_build_error_converts_into_the_client_error_keeping_its_field() {
+    let field: crate::Error = Address::us("1 Main St", "Austin", "TX", "78701")
+        .and_then(|address| ShipTo::new("Ada", "", address))
+        .unwrap_err()
+        .into();
+    assert!(
+        matches!(&field, crate::Error::InvalidArgument(text) if text.starts_with("shippingAddress.lastName: ")),
+        "{field:?}"
+    );
+    let rules: crate::Error = OrderBuilder::new("ext-1", ada())
+        .unwrap()
+        .build()
+        .unwrap_err()
+        .into();
+    assert!(
+        matches!(&rules, crate::Error::Invalid { violations } if violations[0].path == "lineItems"),
+        "{rules:?}"
+    );
+}
