@@ -381,3 +381,53 @@ pub(crate) fn rustfmt(source: &str) -> Result<String, CodegenError> {
 fn read(path: &Path) -> Result<String, CodegenError> {
     std::fs::read_to_string(path).map_err(|e| CodegenError::Io(path.to_path_buf(), e))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod seal_tests {
+    use super::*;
+
+    /// The line of `generate`'s output that opens `impl <name>`'s constructor, with its parameters.
+    fn constructor(code: &str, name: &str) -> String {
+        let start = code
+            .find(&format!("impl {name} {{"))
+            .expect("a constructor");
+        let signature = &code[start..];
+        let end = signature.find(") -> Self").expect("a signature");
+        signature[..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_new_optional_request_field_keeps_the_constructor_and_a_required_one_changes_it() {
+        let spec = std::fs::read_to_string(crate::workspace_root().join(SPEC_PATH)).unwrap();
+        let before = generate(&spec).unwrap();
+        assert!(before.contains("#[non_exhaustive]\n    pub struct CreateOrderRequest {"));
+        // A response type is left as it is: the emulator and users build those with struct literals.
+        assert!(!before.contains("#[non_exhaustive]\n    pub struct Order {"));
+
+        let property = "      properties:\n        externalOrderId:\n";
+        let with_note = "      properties:\n        giftNote:\n          type: string\n        externalOrderId:\n";
+        let optional = spec.replacen(property, with_note, 1);
+        assert_ne!(optional, spec);
+        let after = generate(&optional).unwrap();
+        assert!(after.contains("pub gift_note: ::std::option::Option<::std::string::String>"));
+        assert_eq!(
+            constructor(&after, "CreateOrderRequest"),
+            constructor(&before, "CreateOrderRequest")
+        );
+
+        let required = optional.replacen(
+            "required: [lineItems, shippingAddress]",
+            "required: [lineItems, shippingAddress, giftNote]",
+            1,
+        );
+        let changed = constructor(&generate(&required).unwrap(), "CreateOrderRequest");
+        assert!(
+            changed.contains("gift_note: ::std::string::String"),
+            "{changed}"
+        );
+    }
+}
