@@ -30,7 +30,8 @@ use futures::StreamExt;
 use store_api::{Client, RateLimiter, RetryPolicy, Submitted, new_external_order_id};
 use store_api_tests::matrix;
 use store_api_tests::proxy::{Fault, FaultPlan, FaultProxy, Outcome};
-use store_api_tests::{ALPHA, emulator, key_of, tee_order};
+use store_api_tests::tee_submission;
+use store_api_tests::{ALPHA, emulator, key_of};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -195,7 +196,7 @@ async fn run(calls: usize) -> Result<Report, BoxError> {
         .map(|external_id| {
             let client = client.clone();
             async move {
-                let result = client.orders().submit(&tee_order(Some(&external_id))).await;
+                let result = client.orders().submit(&tee_submission(&external_id)).await;
                 (external_id, result)
             }
         })

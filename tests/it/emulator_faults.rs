@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use store_api::{Client, Error, Submitted, new_external_order_id};
 use store_api_fixtures::{Emulator, Fault, FaultKind};
-use store_api_tests::{ALPHA, builder_at, emulator, key_of, tee_order};
+use store_api_tests::{ALPHA, builder_at, emulator, identified, key_of, tee_order, tee_submission};
 
 /// A client of store_alpha with a short timeout, so a held answer times out quickly.
 fn client(emu: &Emulator) -> Client {
@@ -24,7 +24,11 @@ async fn submit_through(fault: Fault) -> (Submitted, usize) {
     let emu = emulator().await;
     emu.inject_fault(fault).unwrap();
     let order = tee_order(Some(&new_external_order_id()));
-    let submission = client(&emu).orders().submit(&order).await.unwrap();
+    let submission = client(&emu)
+        .orders()
+        .submit(&identified(order.clone()))
+        .await
+        .unwrap();
     assert!(emu.pending_faults().is_empty(), "the fault fired");
     assert_eq!(emu.order_count(ALPHA), 1, "billed exactly once");
     (submission.submitted, submission.attempts.len())
@@ -83,7 +87,7 @@ async fn a_lookup_that_lags_behind_a_lost_answer_is_asked_again() {
             .times(2),
     )
     .unwrap();
-    let order = tee_order(Some(&new_external_order_id()));
+    let order = tee_submission(&new_external_order_id());
     let submission = client(&emu).orders().submit(&order).await.unwrap();
     assert!(
         matches!(submission.submitted, Submitted::AlreadyExisted(_)),

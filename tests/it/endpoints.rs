@@ -19,6 +19,7 @@ use store_api_fixtures::artwork::FakeResource;
 use store_api_tests::{
     ALPHA, BETA, PNG_1X1, client, emulator, order_from, shipping_address, tee_order,
 };
+use store_api_tests::{identified, tee_submission};
 
 /// A page's envelope counts and a projection of its items, for compact snapshots of lists.
 fn summary<T>(page: &Page<T>, project: impl Fn(&T) -> Value) -> Value {
@@ -313,7 +314,7 @@ async fn orders_submit_get_list_find_and_stream() {
     let external_id = new_external_order_id();
     let submission = alpha
         .orders()
-        .submit(&mixed_order(&external_id, &artwork.id))
+        .submit(&identified(mixed_order(&external_id, &artwork.id)))
         .await
         .unwrap();
     assert_eq!(submission.attempts.len(), 1);
@@ -374,7 +375,7 @@ async fn orders_submit_get_list_find_and_stream() {
     // A second order, moved along by the app, to exercise the filters.
     let second = alpha
         .orders()
-        .submit(&tee_order(Some(&new_external_order_id())))
+        .submit(&tee_submission(&new_external_order_id()))
         .await
         .unwrap();
     let second = second.order().clone();
@@ -465,7 +466,11 @@ async fn external_ids_with_special_characters_are_found_again_by_filter() {
             "{external_id:?}"
         );
         // The retry path: a 409, then the lookup by external id.
-        let again = alpha.orders().submit(&order).await.unwrap();
+        let again = alpha
+            .orders()
+            .submit(&identified(order.clone()))
+            .await
+            .unwrap();
         assert_eq!(again.order().id, created.id, "{external_id:?}");
     }
 }

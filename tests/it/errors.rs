@@ -17,6 +17,7 @@ use store_api_tests::{
     ALPHA, BETA, GAMMA, PNG_1X1, builder_at, client, emulator, key_of, order_from,
     shipping_address, tee_order,
 };
+use store_api_tests::{identified, tee_submission};
 
 /// A client of `store_id` that reaches the emulator through a counting pass-through proxy.
 async fn proxied(emu: &store_api_fixtures::Emulator, store_id: &str) -> (Client, FaultProxy) {
@@ -309,7 +310,11 @@ async fn invalid_orders_are_refused_locally_and_the_service_agrees() {
     ];
     for (case, body, kind, path) in cases {
         let order = order_from(body);
-        let violations = match through_proxy.orders().submit(&order).await {
+        let violations = match through_proxy
+            .orders()
+            .submit(&identified(order.clone()))
+            .await
+        {
             Err(Error::Invalid { violations }) => violations,
             other => panic!("{case}: {other:?}"),
         };
@@ -345,7 +350,7 @@ async fn invalid_orders_are_refused_locally_and_the_service_agrees() {
     // A valid order still goes through the same client.
     through_proxy
         .orders()
-        .submit(&tee_order(Some(&new_external_order_id())))
+        .submit(&tee_submission(&new_external_order_id()))
         .await
         .unwrap();
     assert_eq!(emu.order_count(ALPHA), 1);
@@ -420,10 +425,6 @@ async fn out_of_range_arguments_are_refused_before_sending() {
                 .await
                 .map(drop),
         ),
-        (
-            "submit without an external id",
-            alpha.orders().submit(&tee_order(None)).await.map(drop),
-        ),
     ];
     for (case, result) in results {
         assert!(
@@ -432,6 +433,10 @@ async fn out_of_range_arguments_are_refused_before_sending() {
         );
     }
     assert_eq!(proxy.exchanges(), [], "nothing was sent");
+    // A submission without an external id does not compile; one read without it is refused by the
+    // conversion, naming the field.
+    let missing = store_api::IdentifiedOrder::try_from(tee_order(None)).expect_err("refused");
+    assert_eq!(missing.field(), "externalOrderId");
 
     let full = alpha
         .products()
@@ -465,7 +470,11 @@ async fn a_reused_external_id_conflicts_and_submit_returns_the_existing_order() 
     }
     assert_eq!(emu.order_count(ALPHA), 1);
 
-    let submission = alpha.orders().submit(&order).await.unwrap();
+    let submission = alpha
+        .orders()
+        .submit(&identified(order.clone()))
+        .await
+        .unwrap();
     assert_eq!(submission.attempts.len(), 1);
     assert_eq!(submission.attempts[0].result, AttemptResult::AlreadyExists);
     assert!(matches!(&submission.submitted, Submitted::AlreadyExisted(o) if *o == first));

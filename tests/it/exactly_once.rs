@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use store_api::{Client, RateLimiter, RetryPolicy, Submitted, new_external_order_id};
 use store_api_tests::proxy::{Fault, FaultPlan, FaultProxy};
-use store_api_tests::{ALPHA, emulator, key_of, tee_order};
+use store_api_tests::tee_submission;
+use store_api_tests::{ALPHA, emulator, key_of};
 
 const SUBMISSIONS: usize = 1_000;
 const CONCURRENCY: usize = 16;
@@ -52,7 +53,7 @@ async fn a_thousand_submissions_through_faults_create_each_order_exactly_once() 
         .map(|external_id| {
             let client = client.clone();
             async move {
-                let result = client.orders().submit(&tee_order(Some(&external_id))).await;
+                let result = client.orders().submit(&tee_submission(&external_id)).await;
                 (external_id, result)
             }
         })

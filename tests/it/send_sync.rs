@@ -21,7 +21,7 @@ fn client_errors_and_pages_are_send_and_sync() {
 }
 
 #[allow(dead_code, reason = "only type-checked: the futures are never polled")]
-fn the_calls_futures_and_streams_are_send(client: &Client, order: &store_api::NewOrder) {
+fn the_calls_futures_and_streams_are_send(client: &Client, order: &store_api::IdentifiedOrder) {
     send_future(&client.status());
     send_future(&client.orders().submit(order));
     send_future(&client.orders().list(&OrderQuery::new()));

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use store_api_tests::identified;
 
 use axum::Router;
 use axum::extract::{FromRef, State};
@@ -146,7 +147,7 @@ async fn deliveries_are_verified_routed_followed_up_and_survive_rotation_and_fai
 
     // Created, then two rungs up the ladder with the original key.
     let creator = receiver.client.lock().unwrap().clone();
-    let submitted = creator.orders().submit(&order()).await.unwrap();
+    let submitted = creator.orders().submit(&identified(order())).await.unwrap();
     let order_id = submitted.order().id.clone();
     emu.advance_order(&store.id, &order_id).unwrap();
     emu.advance_order(&store.id, &order_id).unwrap();
@@ -212,7 +213,7 @@ async fn deliveries_are_verified_routed_followed_up_and_survive_rotation_and_fai
     let deliveries_before = emu.webhook_deliveries(&store.id).unwrap().len();
     receiver.fail_next.store(2, Ordering::SeqCst);
     let creator = receiver.client.lock().unwrap().clone();
-    let held = creator.orders().submit(&order()).await.unwrap();
+    let held = creator.orders().submit(&identified(order())).await.unwrap();
     eventually("the retried event", || {
         emu.webhook_deliveries(&store.id)
             .unwrap()

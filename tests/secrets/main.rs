@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use store_api::{Error, new_external_order_id};
 use store_api_tests::capture::capture_traces;
+use store_api_tests::identified;
 use store_api_tests::proxy::{Fault, FaultPlan, FaultProxy};
 use store_api_tests::{ALPHA, builder_at, emulator, key_of, tee_order};
 
@@ -49,7 +50,10 @@ async fn the_key_never_shows_in_debug_errors_or_traces() {
 
     good.status().await.unwrap();
     let order = tee_order(Some(&new_external_order_id()));
-    good.orders().submit(&order).await.unwrap();
+    good.orders()
+        .submit(&identified(order.clone()))
+        .await
+        .unwrap();
     let errors: Vec<Error> = vec![
         bad.status().await.unwrap_err(),
         good.orders().get("ord_nope").await.unwrap_err(),

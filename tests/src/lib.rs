@@ -10,7 +10,7 @@ pub mod proxy;
 use std::time::Duration;
 
 use serde_json::json;
-use store_api::{Client, ClientBuilder, NewOrder, RateLimiter, RetryPolicy};
+use store_api::{Client, ClientBuilder, IdentifiedOrder, NewOrder, RateLimiter, RetryPolicy};
 use store_api_fixtures::Emulator;
 
 /// The seeded store with the most data (11 blanks, 10 products).
@@ -105,6 +105,16 @@ pub fn shipping_address() -> serde_json::Value {
 /// Builds a create-order request from its JSON form.
 pub fn order_from(value: serde_json::Value) -> NewOrder {
     serde_json::from_value(value).expect("a well-formed create-order request")
+}
+
+/// `order`, which carries an external id, as [`Orders::submit`](store_api::Orders::submit) takes it.
+pub fn identified(order: NewOrder) -> IdentifiedOrder {
+    IdentifiedOrder::try_from(order).expect("an order with a usable external id")
+}
+
+/// [`tee_order`] with external id `external_id`, ready for `submit`.
+pub fn tee_submission(external_id: &str) -> IdentifiedOrder {
+    identified(tee_order(Some(external_id)))
 }
 
 /// One black M Sunset Tee of store_alpha, with this external id (none when `None`).

@@ -152,7 +152,10 @@ async fn submit_all(
         .map(|(id, quantity)| {
             let client = client.clone();
             async move {
-                let result = client.orders().submit(&request(&id, quantity)).await;
+                let result = client
+                    .orders()
+                    .submit(&crate::identified(request(&id, quantity)))
+                    .await;
                 (id, quantity, result)
             }
         })

@@ -4,6 +4,7 @@
 //! Both outputs are checked in: users of the raw crate never build progenitor.
 //! `--check` compares the checked-in files with a fresh generation and fails on any difference.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -166,6 +167,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
     gate_client_items(&mut file);
     derive_json_schema(&mut file);
+    seal_request_types(&mut file, &crate::rules::request_schemas(spec_text)?)?;
     let unparsed = line_doc_comments(&prettyplease::unparse(&file));
     let formatted = rustfmt(&unparsed)?;
     Ok(format!("{PREAMBLE}{formatted}"))
@@ -246,6 +248,99 @@ fn derives_serialize(attribute: &syn::Attribute) -> bool {
         });
     }
     found
+}
+
+/// Marks the structs of the request schemas `#[non_exhaustive]` and gives each a generated
+/// `new(required fields…)`, so that a new optional field in the spec is not a breaking change: code outside
+/// the raw crate cannot write struct literals (which would stop compiling on any new field), and the
+/// constructor's parameters are the required fields alone. Optional fields start unset (`None`, empty,
+/// or the spec's `default`) and are set through their public fields.
+fn seal_request_types(file: &mut syn::File, names: &BTreeSet<String>) -> Result<(), CodegenError> {
+    let Some((_, items)) = file.items.iter_mut().find_map(|item| match item {
+        syn::Item::Mod(module) if module.ident == "types" => module.content.as_mut(),
+        _ => None,
+    }) else {
+        return Err(CodegenError::Generate("no `types` module".into()));
+    };
+    // Enums (open enums, unions) and string newtypes among them stay as they are: they have no fields to add.
+    let mut sealed = Vec::new();
+    for item in items.iter_mut() {
+        let syn::Item::Struct(strukt) = item else {
+            continue;
+        };
+        let syn::Fields::Named(fields) = &strukt.fields else {
+            continue;
+        };
+        if !names.contains(&strukt.ident.to_string()) {
+            continue;
+        }
+        strukt.attrs.push(syn::parse_quote!(#[non_exhaustive]));
+        let mut parameters: Vec<syn::FnArg> = Vec::new();
+        let mut initializers: Vec<syn::FieldValue> = Vec::new();
+        for field in &fields.named {
+            let name = field.ident.clone().ok_or_else(|| {
+                CodegenError::Generate(format!("{}: a named field without a name", strukt.ident))
+            })?;
+            let ty = &field.ty;
+            match unset_value(field)? {
+                Some(value) => initializers.push(syn::parse_quote!(#name: #value)),
+                None => {
+                    parameters.push(syn::parse_quote!(#name: #ty));
+                    initializers.push(syn::parse_quote!(#name));
+                }
+            }
+        }
+        let ident = &strukt.ident;
+        let doc = " From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.";
+        // Clippy's default `too-many-arguments-threshold`: a schema with more required fields is allowed them.
+        let allow: Option<syn::Attribute> =
+            (parameters.len() > 7).then(|| syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
+        sealed.push(syn::Item::Impl(syn::parse_quote! {
+            impl #ident {
+                #[doc = #doc]
+                #allow
+                pub fn new(#(#parameters),*) -> Self {
+                    Self { #(#initializers),* }
+                }
+            }
+        }));
+    }
+    items.extend(sealed);
+    Ok(())
+}
+
+/// The value an optional field of a request struct starts with: `None` for an `Option`, the serde
+/// default for a field that has one, `None` (the field is required) otherwise.
+fn unset_value(field: &syn::Field) -> Result<Option<syn::Expr>, CodegenError> {
+    if let syn::Type::Path(path) = &field.ty
+        && path
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Option")
+    {
+        return Ok(Some(syn::parse_quote!(::std::option::Option::None)));
+    }
+    let mut value = None;
+    for attribute in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attribute
+            .parse_nested_meta(|meta| {
+                if meta.path.is_ident("default") {
+                    value = Some(if meta.input.peek(syn::Token![=]) {
+                        let function: syn::LitStr = meta.value()?.parse()?;
+                        let function: syn::Path = function.parse()?;
+                        syn::parse_quote!(#function())
+                    } else {
+                        syn::parse_quote!(::std::default::Default::default())
+                    });
+                } else if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+                Ok(())
+            })
+            .map_err(|e| CodegenError::Generate(format!("serde attribute: {e}")))?;
+    }
+    Ok(value)
 }
 
 fn tokens(text: &str) -> Result<proc_macro2::TokenStream, CodegenError> {
@@ -330,4 +425,54 @@ pub(crate) fn rustfmt(source: &str) -> Result<String, CodegenError> {
 
 fn read(path: &Path) -> Result<String, CodegenError> {
     std::fs::read_to_string(path).map_err(|e| CodegenError::Io(path.to_path_buf(), e))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod seal_tests {
+    use super::*;
+
+    /// The line of `generate`'s output that opens `impl <name>`'s constructor, with its parameters.
+    fn constructor(code: &str, name: &str) -> String {
+        let start = code
+            .find(&format!("impl {name} {{"))
+            .expect("a constructor");
+        let signature = &code[start..];
+        let end = signature.find(") -> Self").expect("a signature");
+        signature[..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_new_optional_request_field_keeps_the_constructor_and_a_required_one_changes_it() {
+        let spec = std::fs::read_to_string(crate::workspace_root().join(SPEC_PATH)).unwrap();
+        let before = generate(&spec).unwrap();
+        assert!(before.contains("#[non_exhaustive]\n    pub struct CreateOrderRequest {"));
+        // A response type is left as it is: the emulator and users build those with struct literals.
+        assert!(!before.contains("#[non_exhaustive]\n    pub struct Order {"));
+
+        let property = "      properties:\n        externalOrderId:\n";
+        let with_note = "      properties:\n        giftNote:\n          type: string\n        externalOrderId:\n";
+        let optional = spec.replacen(property, with_note, 1);
+        assert_ne!(optional, spec);
+        let after = generate(&optional).unwrap();
+        assert!(after.contains("pub gift_note: ::std::option::Option<::std::string::String>"));
+        assert_eq!(
+            constructor(&after, "CreateOrderRequest"),
+            constructor(&before, "CreateOrderRequest")
+        );
+
+        let required = optional.replacen(
+            "required: [lineItems, shippingAddress]",
+            "required: [lineItems, shippingAddress, giftNote]",
+            1,
+        );
+        let changed = constructor(&generate(&required).unwrap(), "CreateOrderRequest");
+        assert!(
+            changed.contains("gift_note: ::std::string::String"),
+            "{changed}"
+        );
+    }
 }

@@ -119,6 +119,26 @@ use serde_json::Value;\n\n\
 use crate::rule::*;\n\
 use crate::types;\n\n";
 
+/// The component schemas of the operations' JSON request bodies and every schema they reference: the
+/// types a caller builds (see `codegen::seal_request_types`).
+pub(crate) fn request_schemas(spec_text: &str) -> Result<BTreeSet<String>, CodegenError> {
+    let spec: Value =
+        serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
+    let schemas = spec
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .ok_or_else(|| CodegenError::Spec("no components/schemas object".into()))?;
+    let generator = Generator {
+        schemas: schemas.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        declared: declaration_orders(spec_text)?,
+    };
+    let mut reachable = BTreeSet::new();
+    for root in request_bodies(&spec)? {
+        generator.collect(&root, &mut reachable)?;
+    }
+    Ok(reachable)
+}
+
 /// The component schemas the operations of `paths` take as JSON request bodies, sorted.
 fn request_bodies(spec: &Value) -> Result<BTreeSet<String>, CodegenError> {
     let mut roots = BTreeSet::new();

@@ -51,6 +51,7 @@ pub mod types {
     ///The postal address of a create-order request; required and not empty. Only apartmentOrSuite may be left out.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct AddressInput {
         ///Apartment or suite; optional.
         #[serde(
@@ -290,6 +291,7 @@ pub mod types {
     ///Where the service downloads the image from.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ArtworkSource {
         ///HTTPS address of a PNG or JPEG image of at most 50 MB on a public host, without credentials.
         pub url: ::std::string::String,
@@ -456,6 +458,7 @@ pub mod types {
     ///An artwork to download from an HTTPS URL.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct CreateArtworkRequest {
         pub image: ArtworkSource,
         ///Name of the artwork; names are not unique.
@@ -518,6 +521,7 @@ pub mod types {
     ///An order to create. Unrecognized fields are ignored and not stored.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct CreateOrderRequest {
         /// The merchant's own order number. Optional but should always be sent: a value already used by this
         /// store gives 409, which makes retries safe; without it each request makes a distinct order.
@@ -596,6 +600,7 @@ pub mod types {
     /// is not preserved automatically.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct Decoration {
         ///Id of an artwork of this store.
         #[serde(rename = "artworkId")]
@@ -720,6 +725,7 @@ pub mod types {
     /// catalogProductVariantId or decorations. A variant can appear in only one line item per order.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct LineItemInput {
         ///Custom items; a catalog variant id (required).
         #[serde(
@@ -1156,6 +1162,7 @@ pub mod types {
     ///The shipping address of a create-order request. email, phone and apartmentOrSuite may be left out.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ShippingAddressInput {
         pub address: AddressInput,
         ///Email address; optional.
@@ -1387,6 +1394,100 @@ pub mod types {
         impl From<String> for ConversionError {
             fn from(value: String) -> Self {
                 Self(value.into())
+            }
+        }
+    }
+    impl AddressInput {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(
+            city_or_town: AddressInputCityOrTown,
+            country: AddressInputCountry,
+            state_or_province: ::std::string::String,
+            street_address: AddressInputStreetAddress,
+            zip_or_postal_code: ::std::string::String,
+        ) -> Self {
+            Self {
+                apartment_or_suite: ::std::option::Option::None,
+                city_or_town,
+                country,
+                state_or_province,
+                street_address,
+                zip_or_postal_code,
+            }
+        }
+    }
+    impl ArtworkSource {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(url: ::std::string::String) -> Self {
+            Self { url }
+        }
+    }
+    impl CreateArtworkRequest {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(image: ArtworkSource, name: CreateArtworkRequestName) -> Self {
+            Self { image, name }
+        }
+    }
+    impl CreateOrderRequest {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(
+            line_items: ::std::vec::Vec<LineItemInput>,
+            shipping_address: ShippingAddressInput,
+        ) -> Self {
+            Self {
+                external_order_id: ::std::option::Option::None,
+                line_items,
+                ordered_at: ::std::option::Option::None,
+                shipping_address,
+            }
+        }
+    }
+    impl Decoration {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(
+            artwork_id: ::std::string::String,
+            decoration_location: ::std::string::String,
+            decoration_method: crate::open::DecorationMethod,
+            physical_height: f64,
+            physical_width: f64,
+        ) -> Self {
+            Self {
+                artwork_id,
+                decoration_location,
+                decoration_method,
+                horizontal_offset_from_center: defaults::decoration_horizontal_offset_from_center(),
+                physical_height,
+                physical_width,
+                vertical_offset_from_top: defaults::decoration_vertical_offset_from_top(),
+            }
+        }
+    }
+    impl LineItemInput {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(quantity: ::std::num::NonZeroU64) -> Self {
+            Self {
+                catalog_product_variant_id: ::std::option::Option::None,
+                decorations: ::std::default::Default::default(),
+                is_custom: ::std::default::Default::default(),
+                product_variant_id: ::std::option::Option::None,
+                quantity,
+                sku: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ShippingAddressInput {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(
+            address: AddressInput,
+            first_name: ::std::string::String,
+            last_name: ShippingAddressInputLastName,
+        ) -> Self {
+            Self {
+                address,
+                email: ::std::option::Option::None,
+                first_name,
+                last_name,
+                phone: ::std::option::Option::None,
             }
         }
     }

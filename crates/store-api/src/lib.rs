@@ -11,6 +11,7 @@ mod handle;
 pub mod hook;
 mod limiter;
 pub mod model;
+mod new_order;
 mod pages;
 mod query;
 pub mod ratelimit;
@@ -29,6 +30,9 @@ pub use difference::Difference;
 pub use error::{Error, Result};
 pub use hook::{AttemptInfo, AttemptOutcome, RequestHook};
 pub use limiter::{Limiter, LimiterFuture};
+pub use new_order::{
+    Address, BuildError, CustomItem, Design, IdentifiedOrder, OrderBuilder, ShipTo,
+};
 pub use pages::Page;
 pub use query::{
     ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery,

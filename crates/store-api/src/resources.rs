@@ -126,12 +126,8 @@ impl Artworks<'_> {
             .map_err(|violation| Error::InvalidArgument(format!("image.url: {violation}")))?;
         let name = types::CreateArtworkRequestName::try_from(name.to_owned())
             .map_err(|e| Error::InvalidArgument(format!("name: {e}")))?;
-        let body = types::CreateArtworkRequest {
-            name,
-            image: types::ArtworkSource {
-                url: url.to_owned(),
-            },
-        };
+        let body =
+            types::CreateArtworkRequest::new(types::ArtworkSource::new(url.to_owned()), name);
         let inner = &self.client.inner;
         inner
             .raw

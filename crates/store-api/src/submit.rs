@@ -8,11 +8,16 @@ use tokio::time::Instant;
 use crate::difference::differences;
 use crate::error::{self, Error, Result};
 use crate::model::Order;
+use crate::new_order::IdentifiedOrder;
 use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::validate;
 
-/// A create-order request (the wire type). Build it in code or read it from JSON.
+/// A create-order request (the wire type): read it from JSON, or build it with
+/// [`OrderBuilder`](crate::OrderBuilder) (which gives the [`IdentifiedOrder`] that
+/// [`Orders::submit`] takes). Its fields are public but it is `#[non_exhaustive]`: construct it with
+/// `NewOrder::new(line_items, shipping_address)`, so that a field added to the spec is not a breaking
+/// change.
 pub type NewOrder = types::CreateOrderRequest;
 
 /// A new external order id: a UUID v7 (time-ordered, so ids sort by creation in your database too).
@@ -101,9 +106,10 @@ impl Submission {
 impl Orders<'_> {
     /// Creates an order **exactly once**, however often the network fails.
     ///
-    /// The request must carry an `externalOrderId` (see [`new_external_order_id`], and store the id
-    /// before calling); one containing a comma is refused before sending, because the lookup by external
-    /// id (`filter[externalOrderId]`, where a comma separates values) could never find it.
+    /// The request carries an `externalOrderId` by its type ([`IdentifiedOrder`], made by
+    /// [`OrderBuilder`](crate::OrderBuilder); see [`new_external_order_id`], and store the id before
+    /// calling), one without a comma, so that the lookup by external id (`filter[externalOrderId]`, where
+    /// a comma separates values) can find it.
     ///
     /// Each attempt is one `POST`, and every one is listed in [`Submission::attempts`]: this loop is the
     /// only retry layer of a submission. What an answer means is decided by its HTTP status alone:
@@ -127,18 +133,11 @@ impl Orders<'_> {
     /// again later with the same request and external id to learn the outcome.
     ///
     /// ```no_run
-    /// # async fn run(client: store_api::Client) -> Result<(), store_api::Error> {
-    /// use store_api::{NewOrder, Submitted, new_external_order_id};
-    /// let mut order: NewOrder = serde_json::from_value(serde_json::json!({
-    ///     "lineItems": [{ "sku": "AA-TEE-SUN-BLK-M", "quantity": 2 }],
-    ///     "shippingAddress": {
-    ///         "firstName": "Ada", "lastName": "Lovelace",
-    ///         "address": { "streetAddress": "1 Main St", "cityOrTown": "Austin",
-    ///                      "stateOrProvince": "TX", "zipOrPostalCode": "78701", "country": "US" }
-    ///     }
-    /// })).expect("a valid request");
+    /// # async fn run(client: store_api::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use store_api::{Address, OrderBuilder, ShipTo, Submitted, new_external_order_id};
     /// let external_id = new_external_order_id(); // store this with your order first
-    /// order.external_order_id = Some(external_id.parse().expect("not empty"));
+    /// let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Austin", "TX", "78701")?)?;
+    /// let order = OrderBuilder::new(&external_id, ship_to)?.sku("AA-TEE-SUN-BLK-M", 2).build()?;
     /// let submission = client.orders().submit(&order).await?;
     /// match &submission.submitted {
     ///     Submitted::Created(o) => println!("created {}", o.id),
@@ -149,23 +148,25 @@ impl Orders<'_> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn submit(&self, order: &NewOrder) -> Result<Submission> {
-        let external_id = order
-            .external_order_id
-            .as_ref()
-            .map(|id| id.to_string())
-            .ok_or_else(|| {
-                Error::InvalidArgument(
-                    "submit needs an externalOrderId (see new_external_order_id); without one a retry could bill twice".into(),
-                )
-            })?;
-        // A retry is reconciled by looking the id up: refuse, before sending, an id no lookup can find.
-        crate::query::check_filterable_external_id(&external_id)?;
+    ///
+    /// A request without an external id does not compile: `submit` takes an [`IdentifiedOrder`], not a
+    /// [`NewOrder`] (convert one read from JSON with `IdentifiedOrder::try_from`, which names
+    /// `externalOrderId` when it is missing).
+    ///
+    /// ```compile_fail
+    /// # async fn run(client: store_api::Client, order: store_api::NewOrder) {
+    /// let submission = client.orders().submit(&order).await;
+    /// # }
+    /// ```
+    pub async fn submit(&self, order: &IdentifiedOrder) -> Result<Submission> {
+        // The type guarantees an id that a lookup can find: a retry is reconciled by looking it up.
+        let external_id = order.external_order_id();
+        let order = order.as_request();
         let mut attempts = Vec::new();
         match self.preflight(order).await {
             Ok(()) => {}
             Err(refusal @ Error::Invalid { .. }) => {
-                return self.refused(order, &external_id, refusal, attempts).await;
+                return self.refused(order, external_id, refusal, attempts).await;
             }
             // The catalog could not be read: nothing was sent.
             Err(other) => return Err(other),
@@ -194,7 +195,7 @@ impl Orders<'_> {
                     ));
                     // This attempt created it; the lookup recovers what the body did not carry.
                     return self
-                        .settle(&external_id, &policy, LAGGING_LOOKUPS, error, |existing| {
+                        .settle(external_id, &policy, LAGGING_LOOKUPS, error, |existing| {
                             Ok(Submission {
                                 submitted: Submitted::Created(existing),
                                 attempts,
@@ -215,7 +216,7 @@ impl Orders<'_> {
                     };
                     return self
                         .settle(
-                            &external_id,
+                            external_id,
                             &policy,
                             LAGGING_LOOKUPS,
                             conflict,
@@ -230,7 +231,7 @@ impl Orders<'_> {
                         AttemptResult::Status(status),
                         attempt_started,
                     ));
-                    return self.refused(order, &external_id, refusal, attempts).await;
+                    return self.refused(order, external_id, refusal, attempts).await;
                 }
                 Answer::Unauthorized(error) => {
                     attempts.push(attempt(number, AttemptResult::Status(401), attempt_started));
@@ -262,7 +263,7 @@ impl Orders<'_> {
         // Out of attempts. If one of them may have created the order, one more lookup decides.
         if let Some(error) = ambiguous {
             return self
-                .settle(&external_id, &policy, 1, error, |existing| {
+                .settle(external_id, &policy, 1, error, |existing| {
                     existing_outcome(order, existing, attempts)
                 })
                 .await;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
-use store_api::{Client, OrderQuery, Submitted, new_external_order_id};
+use store_api::{Client, IdentifiedOrder, OrderQuery, Submitted, new_external_order_id};
 
 use super::listing::{Listed, Paged as _, every_page};
 use super::order_file::read_order;
@@ -123,6 +123,8 @@ async fn submit(
             id
         }
     };
+    // The same exit code as before the type carried the rule: an unusable id is an invalid argument.
+    let order = IdentifiedOrder::try_from(order).map_err(|e| CliError::Api(e.into()))?;
     let submission = client.orders().submit(&order).await?;
     let attempts = submission.attempts.len();
     let (outcome, headline) = match &submission.submitted {

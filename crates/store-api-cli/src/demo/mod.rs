@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 
 use store_api::model::{DecorationMethod, FulfillmentStatus};
 use store_api::validate::{Align, OrderContext as _, Placement, PrintArea};
-use store_api::{CatalogQuery, Client, Error, NewOrder, Submitted, new_external_order_id};
+use store_api::{
+    Address, CatalogQuery, Client, CustomItem, Design, Error, IdentifiedOrder, OrderBuilder,
+    ShipTo, Submitted, new_external_order_id,
+};
 use store_api_fixtures::Emulator;
-use store_api_raw::types::Decoration;
 use store_api_webhooks::{Topic, sign};
 
 use self::receiver::Receiver;
@@ -110,7 +112,9 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
     let area = PrintArea::from(location);
     let placement = Placement::fit(area, width_px, height_px, Align::Top)
         .ok_or_else(|| CliError::Failed("the image does not fit the print area".into()))?;
-    let mut order = custom_order(&artwork.id, placement)?;
+    // The id of step 7's order, made with it: the builder takes it up front.
+    let external_id = new_external_order_id();
+    let order = custom_order(&external_id, &artwork.id, placement)?;
     out.line(format!(
         "4. custom line item: {} ({}, {BLANK_VARIANT}), {LOCATION} print area {} x {} in, direct_to_garment; Placement::fit gives {} x {} in against the top, aspect ratio kept",
         or_dash(blank.name.as_deref()),
@@ -127,12 +131,12 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
         height: placement.height * 1.25,
         ..placement
     };
-    let wrong = custom_order(&artwork.id, too_large)?;
+    let wrong = custom_order(&new_external_order_id(), &artwork.id, too_large)?;
     out.line(format!(
         "5. pre-flight: a {} x {} in design on the same area is refused locally, no order sent:",
         too_large.width, too_large.height
     ));
-    match client.orders().preflight(&wrong).await {
+    match client.orders().preflight(wrong.as_request()).await {
         Err(Error::Invalid { violations }) => {
             for violation in violations {
                 out.line(format!("   {}: {}", violation.path, violation.message()));
@@ -170,12 +174,6 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
     ));
 
     // 7. Exactly once: Created, then the same request again after a "lost response": 409, AlreadyExisted.
-    let external_id = new_external_order_id();
-    order.external_order_id = Some(
-        external_id
-            .parse()
-            .map_err(|e| CliError::Failed(format!("external id: {e}")))?,
-    );
     let first = client.orders().submit(&order).await?;
     let created = match &first.submitted {
         Submitted::Created(order) => order.clone(),
@@ -248,41 +246,27 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
 }
 
 /// One custom line item on the demo blank with the artwork at `placement`, shipped to a US address.
-fn custom_order(artwork_id: &str, placement: Placement) -> Result<NewOrder, CliError> {
-    let mut order: NewOrder = serde_json::from_value(serde_json::json!({
-        "lineItems": [{
-            "isCustom": true,
-            "catalogProductVariantId": BLANK_VARIANT,
-            "quantity": 1,
-            "decorations": []
-        }],
-        "shippingAddress": {
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "address": {
-                "streetAddress": "1 Main St",
-                "cityOrTown": "Austin",
-                "stateOrProvince": "TX",
-                "zipOrPostalCode": "78701",
-                "country": "US"
-            }
-        }
-    }))
-    .map_err(|e| CliError::Failed(format!("the demo order does not decode: {e}")))?;
-    let mut decoration = Decoration {
-        artwork_id: artwork_id.to_owned(),
-        decoration_location: LOCATION.to_owned(),
-        decoration_method: DecorationMethod::DirectToGarment,
-        horizontal_offset_from_center: 0.0,
-        physical_height: 0.0,
-        physical_width: 0.0,
-        vertical_offset_from_top: 0.0,
-    };
-    placement.apply_to(&mut decoration);
-    if let Some(item) = order.line_items.first_mut() {
-        item.decorations.push(decoration);
-    }
-    Ok(order)
+/// The placement is not checked against the print area here: step 5 shows the pre-flight refusing it.
+fn custom_order(
+    external_id: &str,
+    artwork_id: &str,
+    placement: Placement,
+) -> Result<IdentifiedOrder, CliError> {
+    let failed = |e: store_api::BuildError| CliError::Failed(format!("the demo order: {e}"));
+    let ship_to = ShipTo::new(
+        "Ada",
+        "Lovelace",
+        Address::us("1 Main St", "Austin", "TX", "78701").map_err(failed)?,
+    )
+    .map_err(failed)?;
+    let design = Design::new(artwork_id, LOCATION, DecorationMethod::DirectToGarment).at(placement);
+    OrderBuilder::new(external_id, ship_to)
+        .and_then(|order| {
+            order
+                .custom(CustomItem::new(BLANK_VARIANT).design(design))
+                .build()
+        })
+        .map_err(failed)
 }
 
 /// What the receiver answers to a well-formed event signed with a key that is not the store's.

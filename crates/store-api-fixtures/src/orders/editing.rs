@@ -48,12 +48,7 @@ pub(crate) fn edit_line_items(
             .ok_or_else(|| {
                 ApiError::BadRequest("The order's shipping address is incomplete".into())
             })?;
-        let request = types::CreateOrderRequest {
-            external_order_id: None,
-            line_items,
-            ordered_at: None,
-            shipping_address,
-        };
+        let request = types::CreateOrderRequest::new(line_items, shipping_address);
         let view = StoreView { state, store };
         let resolved = validate::validate_order(&request, &view)
             .map_err(|violations| into_api_error(&violations))?;

@@ -4,7 +4,7 @@ use store_api_raw::rule::BodyRules;
 use store_api_raw::types;
 
 use super::Violation;
-use super::address::check_shipping_address;
+use super::address::check_address;
 use super::violation::rule_violation;
 
 /// Checks the rules that need no store data: the service's body validation, which it reports as a
@@ -29,6 +29,6 @@ pub fn validate_fields(order: &types::CreateOrderRequest) -> Vec<Violation> {
     // Every rule the typed checks can report is worded as a kind: a test holds `rule_kind` to
     // `CreateOrderRequest::TYPED_RULES`, so a new bound in the spec fails the build's tests, not silently.
     let mut out: Vec<Violation> = failures.iter().filter_map(rule_violation).collect();
-    check_shipping_address(&order.shipping_address, &mut out);
+    check_address(&order.shipping_address.address, &mut out);
     out
 }

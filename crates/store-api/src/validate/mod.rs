@@ -21,7 +21,7 @@
 
 pub mod artwork_url;
 
-mod address;
+pub(crate) mod address;
 mod context;
 pub mod countries;
 mod custom;

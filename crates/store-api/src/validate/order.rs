@@ -64,20 +64,12 @@ use super::violation::{Violation, ViolationKind};
 ///     fn artwork_exists(&self, _: &str) -> bool { false }
 /// }
 ///
-/// # fn main() -> Result<(), serde_json::Error> {
-/// let order: types::CreateOrderRequest = serde_json::from_value(serde_json::json!({
-///     "externalOrderId": "1001",
-///     "lineItems": [{ "productVariantId": "var_123", "quantity": 2 }],
-///     "shippingAddress": {
-///         "firstName": "Ada", "lastName": "Lovelace",
-///         "address": {
-///             "streetAddress": "1 Main St", "cityOrTown": "Springfield",
-///             "stateOrProvince": "IL", "zipOrPostalCode": "62701", "country": "US"
-///         }
-///     }
-/// }))?;
+/// # fn main() -> Result<(), store_api::BuildError> {
+/// use store_api::{Address, OrderBuilder, ShipTo};
+/// let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Springfield", "IL", "62701")?)?;
+/// let order = OrderBuilder::new("1001", ship_to)?.variant("var_123", 2).build()?;
 ///
-/// let violations = validate_order(&order, &EmptyStore).err().unwrap_or_default();
+/// let violations = validate_order(order.as_request(), &EmptyStore).err().unwrap_or_default();
 /// assert_eq!(violations.len(), 1);
 /// assert_eq!(violations[0].kind, ViolationKind::ProductNotFound);
 /// assert_eq!(violations[0].path, "lineItems.0.productVariantId");

@@ -582,15 +582,13 @@ mod tests {
 
     #[test]
     fn placement_round_trips_through_a_decoration() {
-        let mut decoration = types::Decoration {
-            artwork_id: "art".into(),
-            decoration_location: "front".into(),
-            decoration_method: store_api_raw::open::DecorationMethod::DirectToGarment,
-            horizontal_offset_from_center: 0.0,
-            physical_height: 1.0,
-            physical_width: 1.0,
-            vertical_offset_from_top: 0.0,
-        };
+        let mut decoration = types::Decoration::new(
+            "art".into(),
+            "front".into(),
+            store_api_raw::open::DecorationMethod::DirectToGarment,
+            1.0,
+            1.0,
+        );
         let p = placement(3.0, 2.0, -1.0, 0.5);
         p.apply_to(&mut decoration);
         assert_eq!(Placement::from(&decoration), p);

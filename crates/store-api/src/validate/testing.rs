@@ -13,6 +13,7 @@ use store_api_raw::types;
 
 use super::context::OrderContext;
 use super::lookup;
+use crate::new_order::item;
 
 /// An in-memory store: products, blanks visible to the store, and artwork ids. Lookups scan the lists.
 #[derive(Clone, Debug, Default)]
@@ -238,43 +239,32 @@ fn non_zero(quantity: u64) -> NonZeroU64 {
 
 /// A line item with nothing set but its quantity; set the fields a test needs.
 pub fn bare_item(quantity: u64) -> types::LineItemInput {
-    types::LineItemInput {
-        catalog_product_variant_id: None,
-        decorations: Vec::new(),
-        is_custom: false,
-        product_variant_id: None,
-        quantity: non_zero(quantity),
-        sku: None,
-    }
+    types::LineItemInput::new(non_zero(quantity))
 }
 
 /// A standard line item naming its variant by id.
 pub fn standard_item(variant_id: &str, quantity: u64) -> types::LineItemInput {
-    types::LineItemInput {
-        product_variant_id: Some(variant_id.to_owned()),
-        ..bare_item(quantity)
-    }
+    item::variant_line(variant_id, non_zero(quantity))
 }
 
 /// A standard line item naming its variant by SKU.
 pub fn sku_item(sku: &str, quantity: u64) -> types::LineItemInput {
-    types::LineItemInput {
-        sku: Some(sku.to_owned()),
-        ..bare_item(quantity)
-    }
+    item::sku_line(sku, non_zero(quantity))
 }
 
 /// A custom line item of one unit on catalog variant `catalog_variant_id`.
+///
+/// The decorations are taken as given, unchecked (tests build invalid ones on purpose); code that
+/// places orders uses [`CustomItem`](crate::CustomItem).
 pub fn custom_item(
     catalog_variant_id: &str,
     decorations: Vec<types::Decoration>,
 ) -> types::LineItemInput {
-    types::LineItemInput {
-        is_custom: true,
-        catalog_product_variant_id: Some(catalog_variant_id.to_owned()),
-        decorations,
-        ..bare_item(1)
-    }
+    let mut item = bare_item(1);
+    item.is_custom = true;
+    item.catalog_product_variant_id = Some(catalog_variant_id.to_owned());
+    item.decorations = decorations;
+    item
 }
 
 /// A decoration of `width` by `height` inches at the top of the location, horizontally centered.
@@ -285,50 +275,43 @@ pub fn decoration(
     width: f64,
     height: f64,
 ) -> types::Decoration {
-    types::Decoration {
-        artwork_id: artwork_id.to_owned(),
-        decoration_location: location.to_owned(),
-        decoration_method: method,
-        horizontal_offset_from_center: 0.0,
-        physical_height: height,
-        physical_width: width,
-        vertical_offset_from_top: 0.0,
-    }
+    let mut decoration = types::Decoration::new(
+        artwork_id.to_owned(),
+        location.to_owned(),
+        method,
+        height,
+        width,
+    );
+    decoration.horizontal_offset_from_center = 0.0;
+    decoration.vertical_offset_from_top = 0.0;
+    decoration
 }
 
-/// A valid US shipping address (Springfield, IL).
+/// A valid US shipping address (Springfield, IL), made by [`ShipTo`](crate::ShipTo).
 pub fn shipping_address() -> types::ShippingAddressInput {
-    shipping_address_in("US", "IL")
+    let address =
+        crate::Address::us("1 Main St", "Springfield", "IL", "62701").expect("a valid address");
+    crate::ShipTo::new("Ada", "Lovelace", address)
+        .expect("a valid recipient")
+        .0
 }
 
-/// A shipping address in `country`, state `state`, otherwise valid.
+/// A shipping address in `country`, state `state`, otherwise valid; neither is checked (tests build
+/// invalid ones on purpose).
 ///
 /// # Panics
 ///
 /// If `country` is not two characters long (the request type cannot carry it).
 pub fn shipping_address_in(country: &str, state: &str) -> types::ShippingAddressInput {
-    types::ShippingAddressInput {
-        address: types::AddressInput {
-            apartment_or_suite: None,
-            city_or_town: "Springfield".parse().expect("a non-empty literal"),
-            country: country.parse().expect("a two-character country"),
-            state_or_province: state.to_owned(),
-            street_address: "1 Main St".parse().expect("a non-empty literal"),
-            zip_or_postal_code: "62701".to_owned(),
-        },
-        email: None,
-        first_name: "Ada".to_owned(),
-        last_name: "Lovelace".parse().expect("a non-empty literal"),
-        phone: None,
-    }
+    let mut shipping = shipping_address();
+    shipping.address.country = country.parse().expect("a two-character country");
+    shipping.address.state_or_province = state.to_owned();
+    shipping
 }
 
 /// An order of `line_items` to [`shipping_address`], with external order id `ext-1`.
 pub fn order(line_items: Vec<types::LineItemInput>) -> types::CreateOrderRequest {
-    types::CreateOrderRequest {
-        external_order_id: Some("ext-1".parse().expect("a non-empty literal")),
-        line_items,
-        ordered_at: None,
-        shipping_address: shipping_address(),
-    }
+    let mut order = types::CreateOrderRequest::new(line_items, shipping_address());
+    order.external_order_id = Some("ext-1".parse().expect("a non-empty literal"));
+    order
 }

@@ -856,14 +856,12 @@ fn decoration_strategy() -> impl Strategy<Value = types::Decoration> {
         number(),
     )
         .prop_map(
-            |(location, method, artwork, width, height, horizontal, vertical)| types::Decoration {
-                artwork_id: artwork,
-                decoration_location: location,
-                decoration_method: method,
-                horizontal_offset_from_center: horizontal,
-                physical_height: height,
-                physical_width: width,
-                vertical_offset_from_top: vertical,
+            |(location, method, artwork, width, height, horizontal, vertical)| {
+                let mut decoration =
+                    types::Decoration::new(artwork, location, method, height, width);
+                decoration.horizontal_offset_from_center = horizontal;
+                decoration.vertical_offset_from_top = vertical;
+                decoration
             },
         )
 }
@@ -879,14 +877,14 @@ fn line_item_strategy() -> impl Strategy<Value = types::LineItemInput> {
     )
         .prop_map(
             |(variant_id, sku, catalog_variant_id, is_custom, quantity, decorations)| {
-                types::LineItemInput {
-                    catalog_product_variant_id: catalog_variant_id,
-                    decorations,
-                    is_custom,
-                    product_variant_id: variant_id,
-                    quantity: std::num::NonZeroU64::new(quantity).unwrap(),
-                    sku,
-                }
+                let mut item =
+                    types::LineItemInput::new(std::num::NonZeroU64::new(quantity).unwrap());
+                item.catalog_product_variant_id = catalog_variant_id;
+                item.decorations = decorations;
+                item.is_custom = is_custom;
+                item.product_variant_id = variant_id;
+                item.sku = sku;
+                item
             },
         )
 }
