@@ -478,7 +478,7 @@ The command exits non-zero when any of these holds; `--quick` is meant for CI.
 | zero tolerance | 429 responses, orders held, duplicates, lost orders, submit errors, emulator GET errors | any difference from the target fails, and so does a missing value |
 | ±5% | rate-limit efficiency, webhook verify ratio, page decode ratio, emulator growth ratios | fails only when worse than the target by more than 5% of it (1.03 → 1.0815, 1.10 → 1.155, 1.0 → 1.05, 2 → 2.1, 1.2 → 1.26); a smaller miss is reported as MISS |
 | ±10% | build-cost ratio in CPU time (full run only) | fails above 1.65; the two clean builds run one after the other, and even their CPU time moves when a neighbour shares the cores |
-| report only | build-cost ratio in wall time, emulator ÷ Prism, p99 latency, incremental build time, validator orders/s | these depend on how busy the shared machine is (other processes stretch one build's wall time and not the other's); a miss is reported as MISS with its gap and never fails the command |
+| report only | build-cost ratio in wall time, emulator ÷ Prism, emulator ÷ bare axum, p99 latency, incremental build time, validator orders/s | these depend on how busy the shared machine is (other processes stretch one build's wall time and not the other's); a miss is reported as MISS with its gap and never fails the command |
 
 A bench that crashes fails the command too. Prism needs Node.js and npm: when it cannot be installed or \
 started, its figures are reported as not measured and the command does not fail on that alone.

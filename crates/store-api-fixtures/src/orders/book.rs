@@ -171,9 +171,7 @@ impl OrderBook {
 
     /// Adds an order (an order with the id of a stored one replaces it).
     pub fn insert(&mut self, record: Record<types::Order>) {
-        if let Some(old) = self.take(&record.value.id.clone()) {
-            drop(old);
-        }
+        let _replaced = self.take(&record.value.id);
         self.put(record);
     }
 

@@ -126,7 +126,7 @@ impl ListQuery {
     /// an index in creation order can answer without sorting.
     pub fn creation_order(&self) -> Option<SortDirection> {
         match self.sorts.as_slice() {
-            [(field, direction)] if field == "createdAt" => Some(direction.clone()),
+            [(field, direction)] if field == "createdAt" => Some(*direction),
             _ => None,
         }
     }
