@@ -110,7 +110,7 @@ pub(crate) struct StoreState {
     pub orders: OrderBook,
     /// Topic → URL.
     pub webhooks: BTreeMap<String, String>,
-    pub deliveries: Vec<Delivery>,
+    pub deliveries: std::collections::VecDeque<Delivery>,
     /// Number of the store's last order, for order names (`#1001`).
     pub order_number: u64,
 }
@@ -165,7 +165,7 @@ impl State {
                     artworks: Vec::new(),
                     orders: OrderBook::default(),
                     webhooks: BTreeMap::new(),
-                    deliveries: Vec::new(),
+                    deliveries: std::collections::VecDeque::new(),
                     order_number: 1000,
                 },
             );
