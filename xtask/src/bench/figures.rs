@@ -696,7 +696,7 @@ connections run in the same process as the emulator on the same 2 vCPUs, so a re
 generator's own tasks, another process or the hypervisor hold the cores (see the machine load of the \
 throughput step below). In the runs investigated on this machine p50 stayed near 2 ms while p99 ranged \
 from under 3 ms on a quiet machine to 11 ms with a workspace build running beside it.";
-const CAUSE_FLOOR: &str = "the emulator does per request what the floor does not: authentication under the state's read lock, the injected-fault check, the request log (a mutex of its own), parsing and echoing the list query, and copying the page's cached JSON into one body; measured side by side, the gap is that work plus the noise of a shared machine.";
+const CAUSE_FLOOR: &str = "the emulator does per request what the floor does not: authentication under the state's read lock, the injected-fault check, the request log (a mutex of its own), parsing and echoing the list query, and copying the page's cached JSON into one body. A perf profile taken while investigating showed no hot spot of the emulator's own (its functions are each under 1% of the samples; the kernel's socket copies dominate both sides), and sending the page as its cached pieces instead of one copied body measured slower, so it was not kept. On a machine with a load average of 6 to 10 on 2 cores the ratio ranged from 0.41 to 1.03 between runs of the quick bench: it is reported, not gated.";
 const CAUSE_BUILD: &str = "store-api compiles what the scratch crate compiles plus about 40% more. A \
 `cargo build --timings` of store-api taken while investigating spent 158 of its 555 unit-seconds (29%) on \
 crates the scratch crate does not build: a second `syn` (2.x, 60 s) and `tracing-attributes` (14 s), \
