@@ -1,5 +1,7 @@
 //! Throughput of the emulator under a small load generator: `GET /orders?limit=100` and `POST /orders`
-//! over 16 concurrent keep-alive connections, each for a fixed time.
+//! over 16 concurrent keep-alive connections, each for a fixed time. The GET alternates in rounds with
+//! its floor, a bare axum server on tokio answering the same page from memory under the same load, and
+//! prints emulator ÷ floor (`emulator_vs_floor_get`).
 //!
 //! Run with `cargo bench -p store-api-fixtures --bench throughput` (add `-- --quick`, or set
 //! `BENCH_QUICK=1`, for 1 s per scenario instead of 5 s). Prints a table and machine-readable
@@ -17,8 +19,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use serde_json::{Value, json};
 use store_api_fixtures::Emulator;
+
+mod common;
+use common::order_body;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -26,20 +30,13 @@ type BoxError = Box<dyn Error + Send + Sync>;
 const CONNECTIONS: usize = 16;
 /// Orders in the store before the GET scenario.
 const SEEDED_ORDERS: usize = 300;
-/// Orderable SKUs of `store_alpha` (seed/README.md).
-const SKUS: &[&str] = &[
-    "AA-TEE-SUN-BLK-S",
-    "AA-TEE-SUN-BLK-M",
-    "AA-TEE-SUN-BLK-L",
-    "AA-HOOD-MTN-BLK-M",
-    "AA-CAP-LOGO-BLK-OS",
-    "AA-MUG-FUEL-WHT-11OZ",
-    "AA-PSTR-CITY-BWH-12X18",
-    "AA-TEE-MEM-PEP-M",
-];
 /// The issue's targets for `GET /orders` on a 2-core machine.
 const GET_TARGET_RPS: f64 = 5_000.0;
 const GET_TARGET_P99_MS: f64 = 5.0;
+/// Emulator ÷ bare axum on the same page (issue 15).
+const FLOOR_TARGET: f64 = 0.8;
+/// Alternating rounds of the emulator and its floor.
+const FLOOR_ROUNDS: u32 = 4;
 /// Time to open the connections and warm up before each measured run.
 const WARM_UP: Duration = Duration::from_millis(300);
 
@@ -111,7 +108,7 @@ impl Options {
 }
 
 /// What one scenario measured.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Outcome {
     /// Latency of every request, sorted.
     latencies: Vec<Duration>,
@@ -120,6 +117,14 @@ struct Outcome {
 }
 
 impl Outcome {
+    /// Adds another run of the same scenario.
+    fn merge(&mut self, other: Outcome) {
+        self.latencies.extend(other.latencies);
+        self.latencies.sort_unstable();
+        self.errors += other.errors;
+        self.elapsed += other.elapsed;
+    }
+
     fn requests(&self) -> usize {
         self.latencies.len()
     }
@@ -188,29 +193,6 @@ async fn drive(make: MakeRequest, expected: u16, duration: Duration) -> Outcome 
     outcome.elapsed = started.elapsed();
     outcome.latencies.sort_unstable();
     outcome
-}
-
-/// A valid order of one to three line items, cycling through the orderable SKUs.
-fn order_body(external_id: &str, n: u64) -> Value {
-    let count = (n % 3) as usize + 1;
-    let line_items: Vec<Value> = (0..count)
-        .map(|i| json!({ "sku": SKUS[(n as usize + i) % SKUS.len()], "quantity": (n % 4) + 1 }))
-        .collect();
-    json!({
-        "externalOrderId": external_id,
-        "lineItems": line_items,
-        "shippingAddress": {
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "address": {
-                "streetAddress": "1 Main St",
-                "cityOrTown": "Springfield",
-                "stateOrProvince": "NY",
-                "zipOrPostalCode": "12345",
-                "country": "US"
-            }
-        }
-    })
 }
 
 async fn seed_orders(
@@ -286,13 +268,36 @@ async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
     let selected =
         |metric: &str| filters.is_empty() || filters.iter().any(|f| metric.contains(f.as_str()));
     let mut rows = Vec::new();
+    let mut floor_ratio = None;
     if selected("emulator_get_orders") {
+        // The floor: axum on tokio answering the same page from memory, loaded by the same generator.
+        // The two alternate in short rounds, so both see the same share of a busy machine's noise.
+        let (floor_url, floor_server) = bare_server(page.clone()).await?;
+        let floor: MakeRequest = {
+            let (client, key) = (client.clone(), store.api_key.clone());
+            Arc::new(move |_| client.get(&floor_url).header("x-api-key", &key))
+        };
         drive(get.clone(), 200, WARM_UP).await;
+        drive(floor.clone(), 200, WARM_UP).await;
+        let round = duration / FLOOR_ROUNDS;
+        let (mut emulated, mut bare) = (Outcome::default(), Outcome::default());
+        for _ in 0..FLOOR_ROUNDS {
+            emulated.merge(drive(get.clone(), 200, round).await);
+            bare.merge(drive(floor.clone(), 200, round).await);
+        }
+        floor_server.abort();
+        floor_ratio = Some(emulated.rps() / bare.rps());
         rows.push(Row {
             label: "GET /orders?limit=100",
             metric: "emulator_get_orders",
-            outcome: drive(get, 200, duration).await,
+            outcome: emulated,
             target: Some((GET_TARGET_RPS, GET_TARGET_P99_MS)),
+        });
+        rows.push(Row {
+            label: "same bytes, bare axum",
+            metric: "emulator_floor_get",
+            outcome: bare,
+            target: None,
         });
     }
     // After the GETs: the orders it creates would change the store the GETs list.
@@ -358,6 +363,13 @@ async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
         );
     }
     println!();
+    if let Some(ratio) = floor_ratio {
+        println!(
+            "emulator ÷ bare axum answering the same bytes: {ratio:.3} (target >= {FLOOR_TARGET})"
+        );
+        println!();
+        println!("emulator_vs_floor_get={ratio:.4}");
+    }
     println!("emulator_get_orders_bytes={}", page.len());
     for row in &rows {
         let (o, m) = (&row.outcome, row.metric);
@@ -368,6 +380,31 @@ async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
     }
     emulator.shutdown().await;
     Ok(())
+}
+
+/// Serves `page` at `GET /orders` from memory with axum on tokio (the stack the emulator runs on, without
+/// the emulator): the floor its throughput is measured against.
+async fn bare_server(
+    page: bytes::Bytes,
+) -> Result<(String, tokio::task::JoinHandle<()>), BoxError> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/orders", listener.local_addr()?);
+    let app = axum::Router::new().route(
+        "/orders",
+        axum::routing::get(move || {
+            let page = page.clone();
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    page,
+                )
+            }
+        }),
+    );
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok((url, task))
 }
 
 /// Loads `GET url` on an external server with the same generator and prints `target_get_*` lines.

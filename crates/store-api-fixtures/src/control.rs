@@ -159,7 +159,7 @@ fn change_order(
     let order = {
         let mut state = shared.lock();
         let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
-        let record = store
+        let mut record = store
             .order_mut(order_id)
             .ok_or_else(|| ApiError::NotFound("Order not found".into()))?;
         let mut order = record.value.clone();

@@ -280,7 +280,7 @@ impl EmulatorBuilder {
             .build()
             .unwrap_or_default();
         let shared = Arc::new(Shared {
-            state: Mutex::new(state),
+            state: std::sync::RwLock::new(state),
             limiter: self
                 .rate_limit
                 .then(|| server::ratelimit::StoreLimiter::new(clock.clone())),
@@ -309,7 +309,7 @@ impl EmulatorBuilder {
             })
             .await;
             if let Some(path) = state_file
-                && let Err(error) = saver.lock().save(&path)
+                && let Err(error) = saver.read().save(&path)
             {
                 tracing::error!(%error, "could not save the emulator state");
             }
@@ -385,7 +385,7 @@ async fn save_on_change(shared: Arc<Shared>, path: PathBuf, interval: Duration) 
         }
         let (shared, path) = (shared.clone(), path.clone());
         // File I/O under the state lock: off the async workers.
-        let saved = tokio::task::spawn_blocking(move || shared.lock().save(&path)).await;
+        let saved = tokio::task::spawn_blocking(move || shared.read().save(&path)).await;
         if let Ok(Err(error)) = saved {
             tracing::error!(%error, "could not save the emulator state");
         }
@@ -628,7 +628,7 @@ impl Emulator {
     /// Number of orders the store holds (for exactly-once checks).
     pub fn order_count(&self, store_id: &str) -> usize {
         self.shared
-            .lock()
+            .read()
             .stores
             .get(store_id)
             .map_or(0, |s| s.orders.len())
@@ -637,7 +637,7 @@ impl Emulator {
     /// The store's orders, oldest first.
     pub fn orders(&self, store_id: &str) -> Vec<types::Order> {
         self.shared
-            .lock()
+            .read()
             .stores
             .get(store_id)
             .map(|s| s.orders.iter().map(|o| o.value.clone()).collect())

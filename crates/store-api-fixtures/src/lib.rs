@@ -23,7 +23,7 @@ mod state;
 mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 pub use clock::DETERMINISTIC_START;
@@ -55,7 +55,9 @@ struct Config {
 /// What every handler shares.
 #[derive(Debug)]
 struct Shared {
-    state: Mutex<state::State>,
+    /// Read-locked by every read (lists, single reads, authentication), so reads never wait for each
+    /// other; write-locked only while a change is applied.
+    state: RwLock<state::State>,
     /// Time and ids: the real ones, or deterministic ones the test controls.
     clock: clock::Clock,
     /// Every store's Store API requests.
@@ -73,10 +75,10 @@ struct Shared {
     dirty: AtomicBool,
 }
 
-/// The locked state. Mutable access marks it changed, so the state-file saver writes only after a
+/// The write-locked state. Mutable access marks it changed, so the state-file saver writes only after a
 /// change, without every mutation having to say so.
 struct StateGuard<'a> {
-    guard: MutexGuard<'a, state::State>,
+    guard: RwLockWriteGuard<'a, state::State>,
     dirty: &'a AtomicBool,
 }
 
@@ -96,16 +98,24 @@ impl std::ops::DerefMut for StateGuard<'_> {
 }
 
 impl Shared {
-    /// The state. A handler that panicked while holding the lock cannot leave it half-updated (every
-    /// change is built on a copy and stored at once), so a poisoned lock is still safe to use.
+    /// The state, exclusively, to change it. A handler that panicked while holding the lock cannot
+    /// leave it half-updated (every change is built on a copy and stored at once), so a poisoned lock
+    /// is still safe to use.
     fn lock(&self) -> StateGuard<'_> {
         StateGuard {
             guard: self
                 .state
-                .lock()
+                .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
             dirty: &self.dirty,
         }
+    }
+
+    /// The state, shared with other readers (a poisoned lock is safe for the same reason).
+    fn read(&self) -> RwLockReadGuard<'_, state::State> {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The injected faults (a poisoned lock is safe for the same reason).

@@ -2,7 +2,7 @@
 //! and at most [`LOG_CAP`] entries per store, oldest dropped first, so a long-running emulator's memory
 //! stays bounded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -31,15 +31,17 @@ fn kept<T: Timed>(entry: &T, now: DateTime<Utc>) -> bool {
 }
 
 /// Appends `entry` (the log is oldest first), then drops what expired and what exceeds the cap.
-pub(crate) fn push<T: Timed>(log: &mut Vec<T>, entry: T, now: DateTime<Utc>) {
-    log.push(entry);
-    let expired = log.iter().take_while(|e| !kept(*e, now)).count();
-    let over = log.len().saturating_sub(expired).saturating_sub(LOG_CAP);
-    log.drain(..expired + over);
+pub(crate) fn push<T: Timed>(log: &mut VecDeque<T>, entry: T, now: DateTime<Utc>) {
+    log.push_back(entry);
+    // A deque: the request log is written on every request and, once full, drops one entry per write,
+    // which from the front of a Vec would move the whole log each time.
+    while log.front().is_some_and(|e| !kept(e, now)) || log.len() > LOG_CAP {
+        log.pop_front();
+    }
 }
 
 /// The entries still kept at `now`, oldest first (reading drops nothing: the next write does).
-pub(crate) fn recent<T: Timed + Clone>(log: &[T], now: DateTime<Utc>) -> Vec<T> {
+pub(crate) fn recent<T: Timed + Clone>(log: &VecDeque<T>, now: DateTime<Utc>) -> Vec<T> {
     log.iter().filter(|e| kept(*e, now)).cloned().collect()
 }
 
@@ -70,10 +72,10 @@ impl Timed for RequestRecord {
 /// Every store's request log, under a lock of its own: written on every request, and not part of the
 /// state file (it would make every read a change to save).
 #[derive(Debug, Default)]
-pub(crate) struct RequestLog(Mutex<HashMap<String, Vec<RequestRecord>>>);
+pub(crate) struct RequestLog(Mutex<HashMap<String, VecDeque<RequestRecord>>>);
 
 impl RequestLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<RequestRecord>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<RequestRecord>>> {
         // Every change is one push: a poisoned lock holds a whole log.
         self.0
             .lock()
@@ -82,7 +84,10 @@ impl RequestLog {
 
     pub fn record(&self, store_id: &str, record: RequestRecord, now: DateTime<Utc>) {
         let mut logs = self.lock();
-        push(logs.entry(store_id.to_owned()).or_default(), record, now);
+        match logs.get_mut(store_id) {
+            Some(log) => push(log, record, now),
+            None => push(logs.entry(store_id.to_owned()).or_default(), record, now),
+        }
     }
 
     pub fn recent(&self, store_id: &str, now: DateTime<Utc>) -> Vec<RequestRecord> {
@@ -110,7 +115,7 @@ mod tests {
     #[test]
     fn entries_older_than_the_retention_are_dropped_on_the_next_write() {
         let start = crate::clock::DETERMINISTIC_START;
-        let mut log = vec![entry(start)];
+        let mut log = VecDeque::from(vec![entry(start)]);
         let later = start + LOG_RETENTION;
         assert_eq!(recent(&log, later).len(), 1, "exactly 14 days old is kept");
         let later = later + TimeDelta::milliseconds(1);
@@ -122,7 +127,7 @@ mod tests {
     #[test]
     fn the_cap_drops_the_oldest() {
         let start = crate::clock::DETERMINISTIC_START;
-        let mut log = Vec::new();
+        let mut log = VecDeque::new();
         for i in 0..(LOG_CAP as i64 + 5) {
             push(&mut log, entry(start + TimeDelta::seconds(i)), start);
         }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use store_api_raw::types;
 
 use crate::clock::Clock;
+use crate::orders::{OrderBook, OrderMut};
 use crate::seed::{Pricing, Seed};
 
 /// Default total bytes of stored artwork images kept; beyond it the oldest images are evicted.
@@ -105,23 +106,23 @@ pub(crate) struct StoreState {
     pub active: bool,
     pub products: Vec<Record<types::Product>>,
     pub artworks: Vec<Record<types::Artwork>>,
-    pub orders: Vec<Record<types::Order>>,
+    /// Indexed, so lists and lookups cost the same in a store of any size.
+    pub orders: OrderBook,
     /// Topic → URL.
     pub webhooks: BTreeMap<String, String>,
-    pub deliveries: Vec<Delivery>,
+    pub deliveries: std::collections::VecDeque<Delivery>,
     /// Number of the store's last order, for order names (`#1001`).
     pub order_number: u64,
 }
 
 impl StoreState {
-    pub fn order_mut(&mut self, id: &str) -> Option<&mut Record<types::Order>> {
-        self.orders.iter_mut().find(|o| o.value.id == id)
+    /// The order to change; the indexes follow the change when the guard drops.
+    pub fn order_mut(&mut self, id: &str) -> Option<OrderMut<'_>> {
+        self.orders.get_mut(id)
     }
 
     pub fn order_by_external_id(&self, external_id: &str) -> Option<&Record<types::Order>> {
-        self.orders
-            .iter()
-            .find(|o| o.value.external_order_id.as_deref() == Some(external_id))
+        self.orders.by_external_id(external_id)
     }
 }
 
@@ -162,9 +163,9 @@ impl State {
                     active: store.active,
                     products: Vec::new(),
                     artworks: Vec::new(),
-                    orders: Vec::new(),
+                    orders: OrderBook::default(),
                     webhooks: BTreeMap::new(),
-                    deliveries: Vec::new(),
+                    deliveries: std::collections::VecDeque::new(),
                     order_number: 1000,
                 },
             );
@@ -265,7 +266,7 @@ impl State {
         for store in state.stores.values_mut() {
             store.products.iter_mut().for_each(Record::refresh);
             store.artworks.iter_mut().for_each(Record::refresh);
-            store.orders.iter_mut().for_each(Record::refresh);
+            // Orders wrote their JSON as they were loaded (with their indexes).
         }
         Ok(state)
     }

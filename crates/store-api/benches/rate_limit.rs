@@ -234,6 +234,7 @@ async fn measure(
         pages += walked_pages;
     }
     let wall = started.elapsed();
+    write_timeline(counts)?;
     let report = Report {
         requests: counts.requests.load(Ordering::SeqCst),
         status_429: counts.status(429),
@@ -319,6 +320,33 @@ fn new_order(index: u64) -> Result<NewOrder, serde_json::Error> {
     }))
 }
 
+/// Writes `seconds,requests,allowed` per attempt to `rate_limit_requests.csv` in Cargo's temporary
+/// folder for benches: when it started (since the first), attempts so far, and what the service
+/// allows by then (burst + rate × t). `cargo xtask bench` plots it against the limit line.
+fn write_timeline(counts: &Counts) -> Result<(), BoxError> {
+    use std::fmt::Write as _;
+    let started = counts
+        .started
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let mut csv = String::from("seconds,requests,allowed\n");
+    if let Some(first) = started.iter().min().copied() {
+        let mut offsets: Vec<f64> = started
+            .iter()
+            .map(|at| at.duration_since(first).as_secs_f64())
+            .collect();
+        offsets.sort_by(f64::total_cmp);
+        for (i, t) in offsets.iter().enumerate() {
+            let _ = writeln!(csv, "{t:.4},{},{:.2}", i + 1, BURST + PER_SECOND * t);
+        }
+    }
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rate_limit_requests.csv");
+    std::fs::write(&path, csv)?;
+    eprintln!("request timeline written to {}", path.display());
+    Ok(())
+}
+
 /// A state file of this process under Cargo's temporary folder for benches.
 fn state_file_path() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -332,10 +360,16 @@ fn state_file_path() -> PathBuf {
 struct Counts {
     requests: AtomicU64,
     statuses: Mutex<BTreeMap<u64, u64>>,
+    /// When each attempt started (for the timeline `cargo xtask bench` plots).
+    started: Mutex<Vec<Instant>>,
 }
 
 impl Counts {
     fn reset(&self) {
+        self.started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         self.requests.store(0, Ordering::SeqCst);
         self.statuses
             .lock()
@@ -365,6 +399,11 @@ where
     fn on_new_span(&self, attrs: &Attributes<'_>, _id: &Id, _ctx: Context<'_, S>) {
         if attrs.metadata().name() == REQUEST_SPAN {
             self.0.requests.fetch_add(1, Ordering::SeqCst);
+            self.0
+                .started
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(Instant::now());
         }
     }
 

@@ -30,6 +30,11 @@ impl Metrics {
         self.0.get(name).copied()
     }
 
+    /// Every figure, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.0.iter().map(|(name, value)| (name.as_str(), *value))
+    }
+
     /// Sets a figure (a derived one, or one the xtask measured itself).
     pub fn insert(&mut self, name: &str, value: f64) {
         self.0.insert(name.to_owned(), value);

@@ -11,6 +11,7 @@ pub mod build_cost;
 pub mod figures;
 pub mod machine;
 pub mod metrics;
+pub mod plots;
 pub mod prism;
 pub mod report;
 pub mod runner;
@@ -115,6 +116,8 @@ pub struct Summary {
     pub measurement_time: Duration,
     /// How busy the machine was otherwise during the measurements.
     pub load: Option<Load>,
+    /// The plots written beside `BENCHMARKS.md`.
+    pub plots: Vec<plots::Plot>,
 }
 
 impl Summary {
@@ -201,6 +204,7 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
             format!("not printed; failed steps: {}", failures.join("; "))
         }
     });
+    let plots = plots::write_all(&root, &metrics)?;
     let summary = Summary {
         mode,
         prism_path,
@@ -210,6 +214,7 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
         rows,
         measurement_time,
         load,
+        plots,
     };
     println!("{}", report::table(&summary));
     let path = root.join("BENCHMARKS.md");

@@ -67,6 +67,11 @@ pub const SUITE: &[Bench] = &[
         name: "validator",
         measures: "validator",
     },
+    Bench {
+        package: "store-api-fixtures",
+        name: "growth",
+        measures: "emulator cost against the store's size",
+    },
 ];
 
 /// What running one bench produced.

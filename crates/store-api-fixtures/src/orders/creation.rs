@@ -46,7 +46,7 @@ pub(crate) fn create(
         .get_mut(store_id)
         .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
     store.order_number += 1;
-    store.orders.push(Record::new(seq, order.clone()));
+    store.orders.insert(Record::new(seq, order.clone()));
     let event = PendingEvent::new(store_id, WebhookTopic::OrdersCreate, &order.id);
     Ok((order, event))
 }

@@ -27,8 +27,7 @@ pub(crate) fn edit_line_items(
             .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
         let order = store
             .orders
-            .iter()
-            .find(|o| o.value.id == order_id)
+            .get(order_id)
             .map(|o| &o.value)
             .ok_or_else(|| ApiError::NotFound("Order not found".into()))?;
         let editable = order.fulfillment_status == Some(FulfillmentStatus::Pending)
@@ -62,7 +61,7 @@ pub(crate) fn edit_line_items(
         updated.updated_at = Some(state.clock.now());
         updated
     };
-    let record = state
+    let mut record = state
         .stores
         .get_mut(store_id)
         .and_then(|store| store.order_mut(order_id))

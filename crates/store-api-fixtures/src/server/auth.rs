@@ -182,7 +182,7 @@ fn with_headers(mut response: Response, decision: Decision) -> Response {
 /// key of an inactive store → `The store is not active`.
 fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<(), Refused> {
     let presented = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    let state = shared.lock();
+    let state = shared.read();
     let store = state.stores.get(store_id).ok_or(Refused {
         error: ApiError::Unauthorized(INVALID_API_KEY),
         store_known: false,

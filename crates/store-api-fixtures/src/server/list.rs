@@ -29,6 +29,13 @@ pub(crate) struct ListQuery {
     pub sorts: Vec<(String, SortDirection)>,
 }
 
+/// One page of a list: how many items matched, and the page's items as JSON.
+#[derive(Debug)]
+pub(crate) struct Page {
+    pub total: u64,
+    pub items: Vec<Bytes>,
+}
+
 /// A resource that can be listed: text and time fields for sorting, values for filtering.
 pub(crate) trait Listable {
     fn text(&self, field: &str) -> Option<&str>;
@@ -115,11 +122,20 @@ impl ListQuery {
         }
     }
 
-    /// Filters, sorts and pages `records`, and writes the envelope. Items are the records' cached JSON.
-    pub fn respond<'a, T: Listable + 'a>(
+    /// Whether the list is sorted by `createdAt` alone (the default), and in which direction: the order
+    /// an index in creation order can answer without sorting.
+    pub fn creation_order(&self) -> Option<SortDirection> {
+        match self.sorts.as_slice() {
+            [(field, direction)] if field == "createdAt" => Some(*direction),
+            _ => None,
+        }
+    }
+
+    /// Filters, sorts and pages `records`.
+    pub fn select<'a, T: Listable + 'a>(
         &self,
         records: impl Iterator<Item = &'a Record<T>>,
-    ) -> Response {
+    ) -> Page {
         let mut selected: Vec<&Record<T>> = records
             .filter(|r| {
                 self.filters
@@ -128,31 +144,48 @@ impl ListQuery {
             })
             .collect();
         selected.sort_by(|a, b| self.compare(a, b));
-        let total = selected.len() as u64;
+        self.page_of(selected.len(), selected.into_iter().map(|r| &r.json))
+    }
+
+    /// The page out of `total` items already filtered and in the list's order (only the page's items
+    /// are read from `ordered`).
+    pub fn page_of<'a>(&self, total: usize, ordered: impl Iterator<Item = &'a Bytes>) -> Page {
+        let skip = usize::try_from(self.skip()).unwrap_or(usize::MAX);
+        let take = usize::try_from(self.limit).unwrap_or(usize::MAX);
+        Page {
+            total: total as u64,
+            items: ordered.skip(skip).take(take).cloned().collect(),
+        }
+    }
+
+    /// Items before the page.
+    fn skip(&self) -> u64 {
+        (self.page - 1).saturating_mul(self.limit)
+    }
+
+    /// Writes the envelope of a page. Items are the records' cached JSON (shared, not copied, out of
+    /// the state), so this runs after the state lock is released.
+    pub fn respond(&self, page: Page) -> Response {
+        let Page { total, items } = page;
         let total_pages = total.div_ceil(self.limit);
-        let skip = (self.page - 1).saturating_mul(self.limit);
-        let page: Vec<&Record<T>> = selected
-            .into_iter()
-            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
-            .take(usize::try_from(self.limit).unwrap_or(usize::MAX))
-            .collect();
-        let (start, end) = if page.is_empty() {
+        let skip = self.skip();
+        let (start, end) = if items.is_empty() {
             (0, 0)
         } else {
-            (skip + 1, skip + page.len() as u64)
+            (skip + 1, skip + items.len() as u64)
         };
         let echo = serde_json::to_vec(&self.echo()).unwrap_or_else(|_| b"{}".to_vec());
         let mut body =
-            BytesMut::with_capacity(page.iter().map(|r| r.json.len() + 1).sum::<usize>() + 160);
+            BytesMut::with_capacity(items.iter().map(|json| json.len() + 1).sum::<usize>() + 160);
         body.put_slice(b"{");
         // Empty fields are omitted, as the service does (and as the generated types serialize).
-        if !page.is_empty() {
+        if !items.is_empty() {
             body.put_slice(b"\"items\":[");
-            for (i, record) in page.iter().enumerate() {
+            for (i, json) in items.iter().enumerate() {
                 if i > 0 {
                     body.put_u8(b',');
                 }
-                body.put_slice(&record.json);
+                body.put_slice(json);
             }
             body.put_slice(b"],");
         }

@@ -59,8 +59,11 @@ pub(crate) async fn list_catalog(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(query.as_deref(), CATALOG)?;
-    let state = shared.lock();
-    Ok(query.respond(state.visible_catalog(&store_id).map(|b| &b.record)))
+    let page = {
+        let state = shared.read();
+        query.select(state.visible_catalog(&store_id).map(|b| &b.record))
+    };
+    Ok(query.respond(page))
 }
 
 pub(crate) async fn get_catalog(
@@ -69,7 +72,7 @@ pub(crate) async fn get_catalog(
     params: Params,
 ) -> Result<Response, ApiError> {
     let id = param(&params, "catalogProductId");
-    let state = shared.lock();
+    let state = shared.read();
     state
         .visible_catalog(&store_id)
         .find(|b| b.record.value.id == id)
@@ -174,7 +177,17 @@ pub(crate) async fn list_orders(
     Extension(StoreId(store_id)): Extension<StoreId>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    list_in_store(&shared, &store_id, query, ORDERS, |store| &store.orders)
+    let query = ListQuery::parse(query.as_deref(), ORDERS)?;
+    // Read off the store's order indexes under a read lock; the envelope is written after it.
+    let page = {
+        let state = shared.read();
+        let store = state
+            .stores
+            .get(&store_id)
+            .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+        store.orders.select(&query)
+    };
+    Ok(query.respond(page))
 }
 
 pub(crate) async fn get_order(
@@ -182,13 +195,14 @@ pub(crate) async fn get_order(
     Extension(StoreId(store_id)): Extension<StoreId>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    get_in_store(
-        &shared,
-        &store_id,
-        &param(&params, "orderId"),
-        "Order not found",
-        |store| &store.orders,
-    )
+    let id = param(&params, "orderId");
+    let state = shared.read();
+    state
+        .stores
+        .get(&store_id)
+        .and_then(|store| store.orders.get(&id))
+        .map(|r| json(StatusCode::OK, r.json.clone()))
+        .ok_or_else(|| ApiError::NotFound("Order not found".into()))
 }
 
 pub(crate) async fn create_order(
@@ -221,12 +235,15 @@ fn list_in_store<T: Listable>(
     collection: fn(&StoreState) -> &Vec<Record<T>>,
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(query.as_deref(), spec)?;
-    let state = shared.lock();
-    let store = state
-        .stores
-        .get(store_id)
-        .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
-    Ok(query.respond(collection(store).iter()))
+    let page = {
+        let state = shared.read();
+        let store = state
+            .stores
+            .get(store_id)
+            .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
+        query.select(collection(store).iter())
+    };
+    Ok(query.respond(page))
 }
 
 /// One resource of the store; another store's and a nonexistent id give the same 404 with `not_found`.
@@ -237,7 +254,7 @@ fn get_in_store<T: HasId>(
     not_found: &str,
     collection: fn(&StoreState) -> &Vec<Record<T>>,
 ) -> Result<Response, ApiError> {
-    let state = shared.lock();
+    let state = shared.read();
     state
         .stores
         .get(store_id)
@@ -258,12 +275,6 @@ impl HasId for types::Product {
 }
 
 impl HasId for types::Artwork {
-    fn id(&self) -> &str {
-        &self.id
-    }
-}
-
-impl HasId for types::Order {
     fn id(&self) -> &str {
         &self.id
     }
@@ -343,13 +354,9 @@ impl Listable for types::Order {
         time_field(self.created_at, self.updated_at, field)
     }
     fn matches(&self, field: &str, values: &[String]) -> bool {
-        let value = match field {
-            "status" => self.status.as_ref().map(|s| s.as_str()),
-            "fulfillmentStatus" => self.fulfillment_status.as_ref().map(|s| s.as_str()),
-            "paymentStatus" => self.payment_status.as_ref().map(|s| s.as_str()),
-            "externalOrderId" => self.external_order_id.as_deref(),
-            _ => return true,
-        };
-        value.is_some_and(|v| values.iter().any(|wanted| wanted == v))
+        match crate::orders::filter_value(self, field) {
+            Some(value) => value.is_some_and(|v| values.iter().any(|wanted| wanted == v)),
+            None => true,
+        }
     }
 }
