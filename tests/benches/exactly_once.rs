@@ -13,7 +13,11 @@
 //! - `exactly_once_errors`: `submit` calls that returned an error;
 //! - `exactly_once_faults`: faults the proxy injected;
 //! - `exactly_once_extra_requests_per_fault`: requests beyond the fault-free minimum (one `POST` per call
-//!   plus the store-snapshot reads that succeeded), divided by the faults.
+//!   plus the store-snapshot reads that succeeded), divided by the faults;
+//! - `exactly_once_orders_per_sec`: calls per second of wall time of that run, faults and retries included;
+//! - `exactly_once_clean_orders_per_sec`: the same calls through the same proxy with no fault
+//!   (`FaultPlan::none()`), run first on a fresh emulator; the run must end with every order held once.
+//!   Both rates are regression gates for later changes, not targets: they move with the machine's load.
 //!
 //! Then the rare-fault matrix of issue 10 (`store_api_tests::matrix`): 125 calls per rare fault kind
 //! (1,000 in all, in both modes), and per kind `exactly_once_matrix_<kind>_{duplicates,lost,wrong,
@@ -56,7 +60,15 @@ fn main() -> Result<(), BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let report = runtime.block_on(run(calls))?;
+    let clean = runtime.block_on(run(calls, FaultPlan::none()))?;
+    clean.print_clean()?;
+    let plan = FaultPlan::faults(
+        0x5EED_0001,
+        FAULT_RATE,
+        CLIENT_TIMEOUT + Duration::from_millis(300),
+        MAX_RATE_LIMITED,
+    );
+    let report = runtime.block_on(run(calls, plan))?;
     report.print();
     let rows = runtime.block_on(matrix::run(per_kind));
     print_matrix(&rows);
@@ -125,12 +137,37 @@ impl Report {
         }
     }
 
+    /// Calls per second of wall time.
+    fn orders_per_second(&self) -> f64 {
+        self.calls as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// Prints the fault-free run's rate; an error when it did not hold every order exactly once, which
+    /// would make the rate meaningless.
+    fn print_clean(&self) -> Result<(), BoxError> {
+        println!(
+            "exactly-once without faults: {} submit calls through the proxy, {CONCURRENCY} in flight, in {:.2} s: {:.0} orders/s",
+            self.calls,
+            self.elapsed.as_secs_f64(),
+            self.orders_per_second()
+        );
+        if self.orders != self.calls || self.duplicates + self.lost + self.errors > 0 {
+            return Err(format!("the fault-free run went wrong: {self:?}").into());
+        }
+        println!(
+            "exactly_once_clean_orders_per_sec={:.1}",
+            self.orders_per_second()
+        );
+        Ok(())
+    }
+
     fn print(&self) {
         println!(
-            "exactly-once: {} submit calls through the fault proxy ({:.0}% faults), {CONCURRENCY} in flight, in {:.1} s",
+            "exactly-once: {} submit calls through the fault proxy ({:.0}% faults), {CONCURRENCY} in flight, in {:.1} s: {:.0} orders/s",
             self.calls,
             FAULT_RATE * 100.0,
-            self.elapsed.as_secs_f64()
+            self.elapsed.as_secs_f64(),
+            self.orders_per_second()
         );
         println!(
             "  orders held {} (target {}), duplicates {}, lost {}, errors {}",
@@ -160,17 +197,16 @@ impl Report {
             self.extra_requests_per_fault()
         );
         println!("exactly_once_wall_s={:.2}", self.elapsed.as_secs_f64());
+        println!(
+            "exactly_once_orders_per_sec={:.1}",
+            self.orders_per_second()
+        );
     }
 }
 
-async fn run(calls: usize) -> Result<Report, BoxError> {
+/// `calls` submissions through the proxy with `plan`, on a fresh emulator.
+async fn run(calls: usize, plan: FaultPlan) -> Result<Report, BoxError> {
     let emu = emulator().await;
-    let plan = FaultPlan::faults(
-        0x5EED_0001,
-        FAULT_RATE,
-        CLIENT_TIMEOUT + Duration::from_millis(300),
-        MAX_RATE_LIMITED,
-    );
     let proxy = FaultProxy::start(emu.origin(), plan).await;
     let client = Client::builder()
         .base_url(proxy.base_url())

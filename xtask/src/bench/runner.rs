@@ -58,6 +58,11 @@ pub const SUITE: &[Bench] = &[
         measures: "page decode",
     },
     Bench {
+        package: "store-api-tests",
+        name: "client_overhead",
+        measures: "client overhead",
+    },
+    Bench {
         package: "store-api-fixtures",
         name: "throughput",
         measures: "emulator throughput",

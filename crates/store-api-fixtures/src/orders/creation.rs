@@ -92,10 +92,9 @@ pub(super) fn priced_line_items(
     resolved: &ResolvedOrder<'_>,
 ) -> (Vec<types::OrderLineItem>, Totals) {
     let line_items: Vec<types::OrderLineItem> = resolved
-        .line_items
-        .iter()
+        .line_items()
         .enumerate()
-        .map(|(index, item)| line_item(state, index, item))
+        .map(|(index, item)| line_item(state, index, &item))
         .collect();
     let totals = Totals::of(&state.pricing, &line_items);
     (line_items, totals)

@@ -90,9 +90,16 @@ pub fn is_country_code(code: &str) -> bool {
 ///
 /// Surrounding whitespace is not trimmed: `" CA"` does not match.
 pub fn is_us_state(state: &str) -> bool {
+    // A two-letter input can only be a code: one probe of the sorted codes instead of a scan.
+    if let &[first, second] = state.as_bytes() {
+        let code = [first.to_ascii_uppercase(), second.to_ascii_uppercase()];
+        return US_STATES
+            .binary_search_by(|(known, _)| known.as_bytes().cmp(&code[..]))
+            .is_ok();
+    }
     US_STATES
         .iter()
-        .any(|(code, name)| code.eq_ignore_ascii_case(state) || name.eq_ignore_ascii_case(state))
+        .any(|(_, name)| name.eq_ignore_ascii_case(state))
 }
 
 #[cfg(test)]
@@ -125,6 +132,8 @@ mod tests {
     #[test]
     fn us_states_by_code_or_name_ignoring_case() {
         assert_eq!(US_STATES.len(), 51);
+        assert!(US_STATES.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        assert!(US_STATES.iter().all(|(_, name)| name.len() > 2));
         for state in [
             "CA",
             "ca",

@@ -1,23 +1,22 @@
 //! The rules of custom line items: a blank, decorations and artworks assembled at order time.
 
-use std::collections::HashSet;
-
 use store_api_raw::types;
 
 use super::context::OrderContext;
+use super::duplicates::first_repeat;
 use super::paths;
 use super::placement::{Placement, PrintArea};
 use super::resolve::non_empty;
 use super::violation::{Violation, ViolationKind};
 
 /// Checks one custom line item, appending its violations to `out`, in the order documented on
-/// [`validate_order`](super::validate_order); returns the blank and catalog variant when they resolve.
-pub(crate) fn check_custom_item<'a>(
+/// [`validate_order`](super::validate_order).
+pub(crate) fn check_custom_item(
     index: usize,
     item: &types::LineItemInput,
-    ctx: &'a impl OrderContext,
+    ctx: &impl OrderContext,
     out: &mut Vec<Violation>,
-) -> Option<(&'a types::CatalogProduct, &'a types::CatalogVariant)> {
+) {
     if non_empty(item.product_variant_id.as_deref()).is_some() {
         out.push(Violation::new(
             ViolationKind::CustomWithProductVariantId,
@@ -63,7 +62,6 @@ pub(crate) fn check_custom_item<'a>(
             check_decoration_on_blank(index, decoration_index, decoration, catalog_product, out);
         }
     }
-    blank
 }
 
 /// Rule 2 of custom line items: one decoration method per line item.
@@ -89,10 +87,9 @@ fn check_unique_locations(
     decorations: &[types::Decoration],
     out: &mut Vec<Violation>,
 ) {
-    let mut seen = HashSet::new();
-    let repeat = decorations
-        .iter()
-        .position(|decoration| !seen.insert(decoration.decoration_location.as_str()));
+    let repeat = first_repeat(decorations, |decoration| {
+        decoration.decoration_location.as_str()
+    });
     if let Some(decoration_index) = repeat {
         out.push(Violation::new(
             ViolationKind::DuplicateDecorationLocation,
@@ -197,7 +194,8 @@ fn check_decoration_on_blank(
     }
 
     let placement = Placement::from(decoration);
-    if placement.number_errors().next().is_some() {
+    if !placement.numbers_are_valid() {
+        // Already reported by the body validation.
         return;
     }
     if let Err(error) = placement.check(PrintArea::from(location)) {

@@ -25,6 +25,7 @@ pub(crate) mod address;
 mod context;
 pub mod countries;
 mod custom;
+mod duplicates;
 mod fields;
 pub mod lookup;
 mod merge;

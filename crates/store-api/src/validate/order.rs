@@ -1,16 +1,15 @@
 //! The whole create-order check, and the rules of standard line items (products built in advance).
 
-use std::collections::HashMap;
-
 use store_api_raw::open::ProductStatus;
 use store_api_raw::types;
 
 use super::context::OrderContext;
 use super::custom::check_custom_item;
+use super::duplicates::FirstSeen;
 use super::fields::validate_fields;
 use super::paths;
 use super::resolve::{Resolution, non_empty, resolve_variant};
-use super::resolved::{ItemSource, ResolvedLineItem, ResolvedOrder};
+use super::resolved::ResolvedOrder;
 use super::violation::{Violation, ViolationKind};
 
 /// Checks a create-order request against every rule the service enforces before it creates an order.
@@ -87,40 +86,30 @@ pub fn validate_order<'a, C: OrderContext>(
 ) -> Result<ResolvedOrder<'a>, Vec<Violation>> {
     let mut out = validate_fields(order);
     // Variant id -> index of the first line item naming it.
-    let mut first_item_of_variant: HashMap<&str, usize> = HashMap::new();
-    let mut line_items = Vec::with_capacity(order.line_items.len());
+    let mut first_item_of_variant = FirstSeen::new();
     for (index, input) in order.line_items.iter().enumerate() {
-        let source = if input.is_custom {
-            check_custom_item(index, input, ctx, &mut out)
-                .map(|(blank, variant)| ItemSource::Blank { blank, variant })
+        if input.is_custom {
+            check_custom_item(index, input, ctx, &mut out);
         } else {
-            check_standard_item(index, input, ctx, &mut first_item_of_variant, &mut out)
-                .map(|(product, variant)| ItemSource::Product { product, variant })
-        };
-        // An item that does not resolve has pushed a violation, so `line_items` is complete when `out` is empty.
-        if let Some(source) = source {
-            line_items.push(ResolvedLineItem { input, source });
+            check_standard_item(index, input, ctx, &mut first_item_of_variant, &mut out);
         }
     }
+    // Every item that does not resolve has pushed a violation, so a clean order's items all resolve.
     if out.is_empty() {
-        Ok(ResolvedOrder {
-            request: order,
-            line_items,
-        })
+        Ok(ResolvedOrder::new(order, ctx))
     } else {
         Err(out)
     }
 }
 
-/// Checks one standard line item, appending its violations to `out`; returns the variant it names when
-/// that resolves and is not a repeat.
+/// Checks one standard line item, appending its violations to `out`.
 fn check_standard_item<'a>(
     index: usize,
     item: &'a types::LineItemInput,
     ctx: &'a impl OrderContext,
-    first_item_of_variant: &mut HashMap<&'a str, usize>,
+    first_item_of_variant: &mut FirstSeen<'a>,
     out: &mut Vec<Violation>,
-) -> Option<(&'a types::Product, &'a types::ProductVariant)> {
+) {
     let custom_field = if non_empty(item.catalog_product_variant_id.as_deref()).is_some() {
         Some("catalogProductVariantId")
     } else if !item.decorations.is_empty() {
@@ -143,7 +132,7 @@ fn check_standard_item<'a>(
                 paths::line_item(index),
                 "",
             ));
-            return None;
+            return;
         }
         Resolution::NotFound { field, value } => {
             out.push(Violation::new(
@@ -151,7 +140,7 @@ fn check_standard_item<'a>(
                 paths::line_item_field(index, field),
                 format!("{field} {value}"),
             ));
-            return None;
+            return;
         }
         Resolution::Mismatch { variant_id, sku } => {
             out.push(Violation::new(
@@ -159,7 +148,7 @@ fn check_standard_item<'a>(
                 paths::line_item_field(index, "sku"),
                 format!("productVariantId {variant_id}, sku {sku}"),
             ));
-            return None;
+            return;
         }
         Resolution::Found {
             field,
@@ -169,7 +158,7 @@ fn check_standard_item<'a>(
     };
 
     let path = paths::line_item_field(index, field);
-    if let Some(&first) = first_item_of_variant.get(variant.id.as_str()) {
+    if let Some(first) = first_item_of_variant.first_or_insert(variant.id.as_str(), index) {
         // The earlier item already reported the variant's own problems.
         out.push(Violation::new(
             ViolationKind::DuplicateVariant,
@@ -179,9 +168,8 @@ fn check_standard_item<'a>(
                 variant.id
             ),
         ));
-        return None;
+        return;
     }
-    first_item_of_variant.insert(variant.id.as_str(), index);
 
     let status_problem = match &product.status {
         Some(ProductStatus::Active | ProductStatus::Unlisted) => None,
@@ -213,5 +201,4 @@ fn check_standard_item<'a>(
             format!("productVariantId {} ({reason})", variant.id),
         ));
     }
-    Some((product, variant))
 }

@@ -303,7 +303,9 @@ impl Placement {
     /// The first failure found, in that order, is returned. An area with a NaN, infinite, zero or negative
     /// dimension fits nothing.
     pub fn check(&self, area: PrintArea) -> Result<(), PlacementError> {
-        if let Some(error) = self.number_errors().next() {
+        if !self.numbers_are_valid()
+            && let Some(error) = self.number_errors().next()
+        {
             return Err(error);
         }
         let area_is_finite = area.width.is_finite() && area.height.is_finite();
@@ -345,6 +347,16 @@ impl Placement {
         decoration.physical_height = self.height;
         decoration.horizontal_offset_from_center = self.horizontal_offset_from_center;
         decoration.vertical_offset_from_top = self.vertical_offset_from_top;
+    }
+
+    /// Whether [`Placement::number_errors`] finds nothing, without building its errors (the valid path
+    /// of every check runs this).
+    pub(crate) fn numbers_are_valid(&self) -> bool {
+        is_positive_finite(self.width)
+            && is_positive_finite(self.height)
+            && self.horizontal_offset_from_center.is_finite()
+            && self.vertical_offset_from_top.is_finite()
+            && self.vertical_offset_from_top >= 0.0
     }
 
     /// The body-validation problems of the numbers, one per field at most, in the wire's field order.
@@ -595,6 +607,18 @@ mod tests {
     }
 
     proptest! {
+        /// The fast path of the valid case agrees with the full list of number errors.
+        #[test]
+        fn numbers_are_valid_exactly_when_there_is_no_number_error(
+            width in prop_oneof![any::<f64>(), Just(0.0), Just(-0.0), Just(f64::NAN), Just(1.5)],
+            height in prop_oneof![any::<f64>(), Just(0.0), Just(f64::INFINITY), Just(2.0)],
+            horizontal in prop_oneof![any::<f64>(), Just(f64::NEG_INFINITY), Just(-3.0)],
+            vertical in prop_oneof![any::<f64>(), Just(-0.0), Just(-1e-300), Just(0.0), Just(4.0)],
+        ) {
+            let p = placement(width, height, horizontal, vertical);
+            prop_assert_eq!(p.numbers_are_valid(), p.number_errors().next().is_none());
+        }
+
         #[test]
         fn fit_always_passes_check(
             area in area_strategy(),

@@ -22,9 +22,9 @@ pub(crate) enum Resolution<'a> {
 }
 
 /// Resolves the variant a standard line item names.
-pub(crate) fn resolve_variant<'a>(
+pub(crate) fn resolve_variant<'a, C: OrderContext + ?Sized>(
     item: &'a types::LineItemInput,
-    ctx: &'a impl OrderContext,
+    ctx: &'a C,
 ) -> Resolution<'a> {
     let variant_id = non_empty(item.product_variant_id.as_deref());
     let sku = non_empty(item.sku.as_deref());

@@ -1,19 +1,79 @@
-//! What a valid create-order request buys: each line item with the store data it resolved to, borrowed
-//! from the request and the store, so the emulator prices and records it without looking anything up again.
+//! What a valid create-order request buys: each line item with the store data it resolves to, borrowed
+//! from the request and the store, so the emulator prices and records it from the same lookups the rules
+//! used.
+
+use std::fmt;
 
 use store_api_raw::types;
 
-/// A create-order request that passed every rule, with each line item's resolved variant or blank.
+use super::context::OrderContext;
+use super::resolve::{Resolution, non_empty, resolve_variant};
+
+/// A create-order request that passed every rule, and the store it was checked against.
 ///
 /// Returned by [`validate_order`](super::validate_order); it borrows the request and the store
-/// ([`OrderContext`](super::OrderContext)) it was checked against.
-#[derive(Clone, Debug)]
+/// ([`OrderContext`](super::OrderContext)). It holds no list of its own, so validating an order allocates
+/// nothing: [`ResolvedOrder::line_items`] looks each item's variant or blank up again as it goes (a hash
+/// probe in [`StoreSnapshot`](super::StoreSnapshot)), with the same lookups the rules used.
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ResolvedOrder<'a> {
     /// The request as sent.
     pub request: &'a types::CreateOrderRequest,
-    /// One entry per line item of the request, in the request's order.
-    pub line_items: Vec<ResolvedLineItem<'a>>,
+    /// The store it was checked against.
+    store: &'a dyn OrderContext,
+}
+
+impl<'a> ResolvedOrder<'a> {
+    /// `request`, which passed every rule against `store`.
+    pub(crate) fn new(
+        request: &'a types::CreateOrderRequest,
+        store: &'a dyn OrderContext,
+    ) -> ResolvedOrder<'a> {
+        ResolvedOrder { request, store }
+    }
+
+    /// One entry per line item of the request, in the request's order: each with its variant or blank.
+    ///
+    /// Every item resolved when the order was validated; an [`OrderContext`] whose answers changed since
+    /// (through interior mutability) could make one stop resolving, and such an item is left out.
+    pub fn line_items(&self) -> impl Iterator<Item = ResolvedLineItem<'a>> + 'a {
+        let store = self.store;
+        self.request.line_items.iter().filter_map(move |input| {
+            Some(ResolvedLineItem {
+                input,
+                source: source_of(input, store)?,
+            })
+        })
+    }
+}
+
+impl fmt::Debug for ResolvedOrder<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolvedOrder")
+            .field("request", &self.request)
+            .field("line_items", &self.line_items().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// What a line item of a valid order orders, looked up as its rules look it up.
+fn source_of<'a>(
+    input: &'a types::LineItemInput,
+    store: &'a dyn OrderContext,
+) -> Option<ItemSource<'a>> {
+    if input.is_custom {
+        let (blank, variant) =
+            store.catalog_variant(non_empty(input.catalog_product_variant_id.as_deref())?)?;
+        Some(ItemSource::Blank { blank, variant })
+    } else {
+        match resolve_variant(input, store) {
+            Resolution::Found {
+                product, variant, ..
+            } => Some(ItemSource::Product { product, variant }),
+            _ => None,
+        }
+    }
 }
 
 /// One line item of a [`ResolvedOrder`].

@@ -579,8 +579,7 @@ fn a_valid_mixed_order_passes() {
     assert_eq!(violations_of(&valid, &ctx), Vec::<Violation>::new());
     let resolved = validate_order(&valid, &ctx).unwrap_or_else(|v| panic!("{v:#?}"));
     let sources: Vec<String> = resolved
-        .line_items
-        .iter()
+        .line_items()
         .map(|item| match item.source {
             ItemSource::Product { product, variant } => format!("{} {}", product.id, variant.id),
             ItemSource::Blank { blank, variant } => format!("{} {}", blank.id, variant.id),
@@ -597,8 +596,7 @@ fn a_valid_mixed_order_passes() {
     );
     assert!(
         resolved
-            .line_items
-            .iter()
+            .line_items()
             .zip(&valid.line_items)
             .all(|(item, input)| std::ptr::eq(item.input, input)),
         "each resolved item borrows its own input"
