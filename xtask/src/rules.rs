@@ -59,21 +59,10 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
 }
 
 fn source(spec_text: &str) -> Result<String, CodegenError> {
-    let spec: Value =
-        serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
-    let schemas = spec
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-        .ok_or_else(|| CodegenError::Spec("no components/schemas object".into()))?;
-    let generator = Generator {
-        schemas: schemas.iter().map(|(k, v)| (k.as_str(), v)).collect(),
-        declared: declaration_orders(spec_text)?,
-    };
+    let spec = parse(spec_text)?;
+    let generator = Generator::new(&spec, spec_text)?;
     let roots = request_bodies(&spec)?;
-    let mut reachable = BTreeSet::new();
-    for root in &roots {
-        generator.collect(root, &mut reachable)?;
-    }
+    let reachable = generator.reachable(&roots)?;
     let mut functions = String::new();
     let mut typed_rules: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for name in &reachable {
@@ -122,21 +111,12 @@ use crate::types;\n\n";
 /// The component schemas of the operations' JSON request bodies and every schema they reference: the
 /// types a caller builds (see `codegen::seal_request_types`).
 pub(crate) fn request_schemas(spec_text: &str) -> Result<BTreeSet<String>, CodegenError> {
-    let spec: Value =
-        serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
-    let schemas = spec
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-        .ok_or_else(|| CodegenError::Spec("no components/schemas object".into()))?;
-    let generator = Generator {
-        schemas: schemas.iter().map(|(k, v)| (k.as_str(), v)).collect(),
-        declared: declaration_orders(spec_text)?,
-    };
-    let mut reachable = BTreeSet::new();
-    for root in request_bodies(&spec)? {
-        generator.collect(&root, &mut reachable)?;
-    }
-    Ok(reachable)
+    let spec = parse(spec_text)?;
+    Generator::new(&spec, spec_text)?.reachable(&request_bodies(&spec)?)
+}
+
+fn parse(spec_text: &str) -> Result<Value, CodegenError> {
+    serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))
 }
 
 /// The component schemas the operations of `paths` take as JSON request bodies, sorted.
@@ -208,6 +188,28 @@ struct Generator<'a> {
     /// Each component schema's property names in the order the spec declares them (serde_json's map,
     /// without `preserve_order`, sorts them).
     declared: BTreeMap<String, Vec<String>>,
+}
+
+impl<'a> Generator<'a> {
+    fn new(spec: &'a Value, spec_text: &str) -> Result<Generator<'a>, CodegenError> {
+        let schemas = spec
+            .pointer("/components/schemas")
+            .and_then(Value::as_object)
+            .ok_or_else(|| CodegenError::Spec("no components/schemas object".into()))?;
+        Ok(Generator {
+            schemas: schemas.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            declared: declaration_orders(spec_text)?,
+        })
+    }
+
+    /// `roots` and every schema they reference.
+    fn reachable(&self, roots: &BTreeSet<String>) -> Result<BTreeSet<String>, CodegenError> {
+        let mut reachable = BTreeSet::new();
+        for root in roots {
+            self.collect(root, &mut reachable)?;
+        }
+        Ok(reachable)
+    }
 }
 
 /// The property names of every component schema, in declaration order, read through YAML's own

@@ -85,6 +85,7 @@ pub fn measure(root: &Path) -> Result<Metrics, BenchError> {
 
     // CI packages with `--no-verify` (a verified build of every published crate does not fit its time
     // budget); the full bench run is where packaging is verified: each crate built from its .crate file.
+    forget_packaged_sources(root)?;
     let mut package = Command::new(cargo());
     package
         .current_dir(root)
@@ -266,6 +267,61 @@ fn touch(path: &Path) -> Result<(), BenchError> {
         .open(path)
         .and_then(|file| file.set_modified(SystemTime::now()))
         .map_err(|e| BenchError::Io(format!("touching {}", path.display()), e))
+}
+
+/// Removes the sources Cargo extracted from earlier `cargo package` runs of this workspace's own crates.
+/// Verification builds each crate against its siblings' `.crate` files through a temporary local
+/// registry, and Cargo extracts those under `$CARGO_HOME/registry/src/<that registry>/NAME-VERSION`,
+/// reusing a folder that already exists: with the version unchanged since the last run, it would build
+/// against last run's sources and fail on anything added since.
+fn forget_packaged_sources(root: &Path) -> Result<(), BenchError> {
+    let mut metadata = Command::new(cargo());
+    metadata.current_dir(root).args([
+        "metadata",
+        "--no-deps",
+        "--offline",
+        "--format-version",
+        "1",
+    ]);
+    let output = metadata
+        .output()
+        .map_err(|e| BenchError::Io(show(&metadata), e))?;
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&output.stdout).map_err(|e| BenchError::Command {
+            command: show(&metadata),
+            detail: e.to_string(),
+        })?;
+    let own: Vec<String> = parsed["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            Some(format!(
+                "{}-{}",
+                p["name"].as_str()?,
+                p["version"].as_str()?
+            ))
+        })
+        .collect();
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+    let Some(sources) = cargo_home.map(|home| home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(&sources) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        // crates.io's own sources are left alone; only the temporary registries hold our crates.
+        if registry.file_name().to_string_lossy().starts_with("index.") {
+            continue;
+        }
+        for name in &own {
+            remove(&registry.path().join(name))?;
+        }
+    }
+    Ok(())
 }
 
 fn remove(folder: &Path) -> Result<(), BenchError> {
