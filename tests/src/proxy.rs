@@ -263,11 +263,24 @@ struct Decisions {
 }
 
 impl Shared {
-    fn decide(&self, request: &Request) -> Option<Fault> {
+    /// The fault this request meets, with the emulator's fault header for it, under one lock.
+    fn decide(&self, request: &Request) -> Option<(Fault, String)> {
         let mut decisions = self
             .decisions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let fault = self.pick(&mut decisions, request)?;
+        let absurd = Fault::ABSURD_RETRY_AFTER[decisions.absurd % Fault::ABSURD_RETRY_AFTER.len()];
+        if fault == Fault::AbsurdRetryAfter {
+            decisions.absurd += 1;
+        }
+        Some((
+            fault,
+            fault.emulator_kind(self.plan.delay, absurd).header_value(),
+        ))
+    }
+
+    fn pick(&self, decisions: &mut Decisions, request: &Request) -> Option<Fault> {
         if self.plan.targeted {
             let fault = *self.plan.kinds.first()?;
             if request.method == "POST" && request.target.ends_with("/orders") {
@@ -310,19 +323,6 @@ impl Shared {
             decisions.rate_limited += 1;
         }
         Some(fault)
-    }
-
-    /// The emulator's fault header for `fault`.
-    fn header_value(&self, fault: Fault) -> String {
-        let mut decisions = self
-            .decisions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let absurd = Fault::ABSURD_RETRY_AFTER[decisions.absurd % Fault::ABSURD_RETRY_AFTER.len()];
-        if fault == Fault::AbsurdRetryAfter {
-            decisions.absurd += 1;
-        }
-        fault.emulator_kind(self.plan.delay, absurd).header_value()
     }
 
     fn record(&self, request: &Request, outcome: Outcome) {
@@ -455,8 +455,7 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let mut client = BufReader::new(stream);
     // Keep-alive: one request after another until the client closes or a fault ends the connection.
     while let Ok(Some(request)) = read_request(&mut client).await {
-        let fault = shared.decide(&request);
-        let header = fault.map(|fault| shared.header_value(fault));
+        let (fault, header) = shared.decide(&request).unzip();
         let relayed = match TcpStream::connect(shared.upstream).await {
             Ok(mut upstream) => {
                 let sent = upstream

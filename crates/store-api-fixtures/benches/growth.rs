@@ -65,14 +65,7 @@ async fn run(sizes: &[usize]) -> Result<(), BoxError> {
     let mut stores = Vec::new();
     let mut rss_per_order = f64::NAN;
     for &size in sizes {
-        let emulator = Emulator::builder()
-            .rate_limit(false)
-            .network_downloads(false)
-            .start()
-            .await?;
-        let store = emulator
-            .store("store_alpha")
-            .ok_or("store_alpha is not in the seed")?;
+        let (emulator, store) = common::quiet_emulator().await?;
         let before = rss_bytes()?;
         let started = Instant::now();
         seed(&emulator, &store.id, size)?;

@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use store_api_fixtures::Emulator;
 
 mod common;
 use common::order_body;
@@ -229,14 +228,7 @@ struct Row {
 }
 
 async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
-    let emulator = Emulator::builder()
-        .rate_limit(false)
-        .network_downloads(false)
-        .start()
-        .await?;
-    let store = emulator
-        .store("store_alpha")
-        .ok_or("store_alpha is not in the seed")?;
+    let (emulator, store) = common::quiet_emulator().await?;
     let orders_url = format!("{}/stores/{}/orders", emulator.base_url(), store.id);
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(CONNECTIONS)

@@ -194,37 +194,26 @@ fn an_empty_key_is_refused() {
 #[test]
 fn a_delivery_body_can_come_from_standard_input() {
     let signature = sign(KEY, BODY.as_bytes());
-    let verified = Run::from(
-        bare()
-            .args([
-                "webhooks",
-                "verify",
-                "--signature",
-                &signature,
-                "--key",
-                KEY,
-            ])
-            .args(["--file", "-"])
-            .write_stdin(BODY)
-            .output()
-            .unwrap(),
-    );
+    let verify_stdin = |body: String| {
+        Run::from(
+            bare()
+                .args([
+                    "webhooks",
+                    "verify",
+                    "--signature",
+                    &signature,
+                    "--key",
+                    KEY,
+                ])
+                .args(["--file", "-"])
+                .write_stdin(body)
+                .output()
+                .unwrap(),
+        )
+    };
+    let verified = verify_stdin(BODY.to_owned());
     assert_eq!(verified.code, 0, "{verified:?}");
-    let forged = Run::from(
-        bare()
-            .args([
-                "webhooks",
-                "verify",
-                "--signature",
-                &signature,
-                "--key",
-                KEY,
-            ])
-            .args(["--file", "-"])
-            .write_stdin(BODY.replace("orders_update", "orders_create"))
-            .output()
-            .unwrap(),
-    );
+    let forged = verify_stdin(BODY.replace("orders_update", "orders_create"));
     assert_ne!(forged.code, 0, "{forged:?}");
 }
 

@@ -1,6 +1,21 @@
-//! What the emulator benches share: the orders they create.
+//! What the emulator benches share: the emulator they measure and the orders they create.
 
 use serde_json::{Value, json};
+use store_api_fixtures::{Emulator, StoreCredentials};
+
+/// An emulator that measures only itself (no rate limit, no network downloads), and `store_alpha`.
+pub async fn quiet_emulator()
+-> Result<(Emulator, StoreCredentials), Box<dyn std::error::Error + Send + Sync>> {
+    let emulator = Emulator::builder()
+        .rate_limit(false)
+        .network_downloads(false)
+        .start()
+        .await?;
+    let store = emulator
+        .store("store_alpha")
+        .ok_or("store_alpha is not in the seed")?;
+    Ok((emulator, store))
+}
 
 /// Orderable SKUs of `store_alpha` (seed/README.md).
 pub const SKUS: &[&str] = &[
