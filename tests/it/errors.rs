@@ -485,3 +485,23 @@ async fn a_reused_external_id_conflicts_and_submit_returns_the_existing_order() 
     alpha.orders().create(&tee_order(None)).await.unwrap();
     assert_eq!(emu.order_count(ALPHA), 3);
 }
+
+// Issue 10: a transport error does not carry the URL (ids and filter values are customer data).
+#[tokio::test]
+async fn transport_errors_do_not_carry_the_url() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let client = builder_at(&base, ALPHA, "csk_0123456789abcdef0123456789abcdef")
+        .retry_policy(store_api::RetryPolicy::never())
+        .build()
+        .unwrap();
+    let secret = "customer-4711-private";
+    let error = client
+        .orders()
+        .find_by_external_id(secret)
+        .await
+        .expect_err("nothing listens");
+    assert!(!error.to_string().contains(secret), "{error}");
+    assert!(!format!("{error:?}").contains(secret), "{error:?}");
+}
