@@ -214,6 +214,10 @@ pub fn receiver_events(mode: Mode) -> f64 {
 /// Margin of the ratio figures: a ratio is measured side by side in one process, so both sides share
 /// the machine's noise; what is left is a few percent between runs.
 const RATIO_MARGIN: f64 = 0.05;
+/// Margin of emulator ÷ bare axum: both sides share one process and alternate in 20 short rounds, but
+/// a neighbour's load falls on the two servers' rounds unequally; 0.84 to 0.88 in five quick runs on
+/// an idle machine, 0.41 to 1.03 (pooled rounds) under a load average of 6 to 10.
+const FLOOR_RATIO_MARGIN: f64 = 0.25;
 /// Margin of the build-cost ratio in CPU time: the two clean builds run one after the other, and even
 /// their CPU time moves when a neighbour shares the cores (caches, frequency).
 const BUILD_RATIO_MARGIN: f64 = 0.10;
@@ -663,13 +667,19 @@ pub fn all(mode: Mode) -> Vec<Figure> {
         .target(Target::AtMost(5.0), Gate::ReportOnly)
         .full_only(),
         Figure::new(
-            "emulator ÷ bare axum answering the same page from memory, GET",
+            "emulator ÷ bare axum answering the same page from memory, GET, the same query",
             "emulator_vs_floor_get",
             "×",
             3,
         )
-        .target(Target::AtLeast(0.8), Gate::ReportOnly)
+        .target(Target::AtLeast(0.8), Gate::Margin(FLOOR_RATIO_MARGIN))
         .cause(CAUSE_FLOOR),
+        Figure::new(
+            "the same, every page written (a distinct query each time)",
+            "emulator_vs_floor_get_written",
+            "×",
+            3,
+        ),
         Figure::new(
             "bare axum, same page from memory (the floor)",
             "emulator_floor_get_rps",
@@ -767,7 +777,7 @@ connections run in the same process as the emulator on the same 2 vCPUs, so a re
 generator's own tasks, another process or the hypervisor hold the cores (see the machine load of the \
 throughput step below). In the runs investigated on this machine p50 stayed near 2 ms while p99 ranged \
 from under 3 ms on a quiet machine to 11 ms with a workspace build running beside it.";
-const CAUSE_FLOOR: &str = "the emulator does per request what the floor does not: authentication under the state's read lock, the injected-fault check, the request log (a mutex of its own), parsing and echoing the list query, and copying the page's cached JSON into one body. A perf profile taken while investigating showed no hot spot of the emulator's own (its functions are each under 1% of the samples; the kernel's socket copies dominate both sides), and sending the page as its cached pieces instead of one copied body measured slower, so it was not kept. On a machine with a load average of 6 to 10 on 2 cores the ratio ranged from 0.41 to 1.03 between runs of the quick bench: it is reported, not gated.";
+const CAUSE_FLOOR: &str = "the emulator does per request what the floor does not: the gate (fault check, authentication under the state's read lock, a token of the bucket, the request log under a mutex of its own) and the kept-page lookup. With every page written (the next figure) it also parses the query and copies the page's 100 orders' JSON into one new body: about 4 µs of memory copy per request, the largest single cost, which is why a repeated query is answered from the page kept for it. Sending the page as its cached pieces instead of one body measured slower (hyper writes at most 16 buffers per system call), so it was not kept.";
 const CAUSE_BUILD: &str = "store-api compiles what the scratch crate compiles plus about 40% more. A \
 `cargo build --timings` of store-api taken while investigating spent 158 of its 555 unit-seconds (29%) on \
 crates the scratch crate does not build: a second `syn` (2.x, 60 s) and `tracing-attributes` (14 s), \

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use store_api_raw::contract;
 use store_api_raw::types::{self, SortDirection};
 
+use super::pages::PageCache;
 use crate::server::list::{ListQuery, Page};
 use crate::state::Record;
 
@@ -118,6 +119,10 @@ pub(crate) struct OrderBook {
     ids: HashMap<String, Key>,
     /// One index per filter of the spec's `listOrders` query that the emulator knows.
     filters: Vec<FilterIndex>,
+    /// Counts changes: a kept answer is valid while the version it was written from is current.
+    version: u64,
+    /// Answers to `GET /orders` of the current version.
+    pages: PageCache,
 }
 
 impl Default for OrderBook {
@@ -135,6 +140,8 @@ impl Default for OrderBook {
                     postings: HashMap::new(),
                 })
                 .collect(),
+            version: 0,
+            pages: PageCache::default(),
         }
     }
 }
@@ -226,9 +233,26 @@ impl OrderBook {
         }
     }
 
+    /// The book's version: it changes with every change to an order.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The answer to `GET /orders?{query}` kept for the book as it stands.
+    pub fn kept_page(&self, query: &str) -> Option<bytes::Bytes> {
+        self.pages.get(self.version, query)
+    }
+
+    /// Keeps the answer to `GET /orders?{query}` written from `version` of the book (it may have
+    /// changed since, then the answer is not kept).
+    pub fn keep_page(&self, version: u64, query: &str, answer: bytes::Bytes) {
+        self.pages.put(version, query, answer);
+    }
+
     /// Removes the order with this id from the book and every index.
     fn take(&mut self, id: &str) -> Option<Record<types::Order>> {
         let key = self.ids.remove(id)?;
+        self.version += 1;
         let record = self.records.remove(&key)?;
         for index in &mut self.filters {
             let Some(Some(value)) = filter_value(&record.value, index.field) else {
@@ -245,6 +269,7 @@ impl OrderBook {
 
     /// Stores an order that is in no index.
     fn put(&mut self, record: Record<types::Order>) {
+        self.version += 1;
         let key = Key::of(&record);
         for index in &mut self.filters {
             let Some(Some(value)) = filter_value(&record.value, index.field) else {
@@ -342,15 +367,9 @@ mod tests {
     fn both_ways(book: &OrderBook, query: &str) -> (Vec<String>, Vec<String>) {
         let query = ListQuery::parse(Some(query), ORDERS).unwrap();
         let ids = |page: Page| {
-            let ids: Vec<String> = page
-                .items
-                .iter()
-                .map(|json| {
-                    let order: types::Order = serde_json::from_slice(json).unwrap();
-                    order.id
-                })
-                .collect();
-            (page.total, ids)
+            let list: types::OrderList = serde_json::from_slice(&query.envelope(page)).unwrap();
+            let ids: Vec<String> = list.items.into_iter().map(|order| order.id).collect();
+            (list.total_items.unwrap_or_default(), ids)
         };
         let (indexed_total, indexed) = ids(book.select(&query));
         let (plain_total, plain) = ids(query.select(book.iter()));

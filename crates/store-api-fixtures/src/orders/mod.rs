@@ -5,6 +5,7 @@ mod book;
 mod creation;
 mod editing;
 mod lifecycle;
+mod pages;
 mod pricing;
 mod view;
 

@@ -6,16 +6,15 @@
 //! 401s for a known store (its bucket as it stands, no token spent), and 404s for unserved paths under
 //! it. Every answer that carries them is also written to the store's request log.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{MatchedPath, OriginalUri, Path, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{OriginalUri, RawPathParams, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use store_api_raw::contract;
+use store_api_raw::contract::Operation;
 
 use super::ratelimit::{BURST, Decision};
 use crate::Shared;
@@ -26,21 +25,21 @@ use crate::logs::RequestRecord;
 #[derive(Debug, Clone)]
 pub(crate) struct StoreId(pub String);
 
+/// Authenticates the request for `store_id` (the path's, or why the path names none), spends a token of
+/// its bucket and runs `next`; logs the answer and adds the rate-limit headers.
 pub(crate) async fn guard(
-    State(shared): State<Arc<Shared>>,
-    params: Result<Path<HashMap<String, String>>, PathRejection>,
+    shared: &Shared,
+    operation: &Operation,
+    store_id: Result<String, ApiError>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    // A segment that does not percent-decode to UTF-8 names nothing: answer with the envelope, not
-    // axum's plain-text rejection.
-    let Path(params) = match params {
-        Ok(params) => params,
-        Err(rejection) => return ApiError::BadRequest(rejection.body_text()).into_response(),
+    let store_id = match store_id {
+        Ok(store_id) => store_id,
+        Err(error) => return error.into_response(),
     };
-    let store_id = params.get("storeId").cloned().unwrap_or_default();
-    let seen = Seen::of(&request, shared.clock.now());
-    if let Err(refused) = authenticate(&shared, &store_id, request.headers()) {
+    let seen = Seen::of(&request, operation, shared.clock.now());
+    if let Err(refused) = authenticate(shared, &store_id, request.headers()) {
         let response = refused.error.into_response();
         // A known store's 401 reports its bucket, without spending a token of it.
         let response = match (&shared.limiter, refused.store_known) {
@@ -48,10 +47,10 @@ pub(crate) async fn guard(
             (None, true) => with_headers(response, UNLIMITED),
             (_, false) => return response,
         };
-        seen.log(&shared, &store_id, &response);
+        seen.log(shared, &store_id, &response);
         return response;
     }
-    let decision = take_token(&shared, &store_id);
+    let decision = take_token(shared, &store_id);
     let response = match decision {
         Decision::Allowed { .. } => {
             request.extensions_mut().insert(StoreId(store_id.clone()));
@@ -61,7 +60,7 @@ pub(crate) async fn guard(
             retry_after_secs, ..
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
-    seen.log(&shared, &store_id, &response);
+    seen.log(shared, &store_id, &response);
     with_headers(response, decision)
 }
 
@@ -74,12 +73,9 @@ struct Seen {
 }
 
 impl Seen {
-    fn of(request: &Request, at: DateTime<Utc>) -> Seen {
+    fn of(request: &Request, operation: &Operation, at: DateTime<Utc>) -> Seen {
         let method = request.method().clone();
-        let operation_id = request
-            .extensions()
-            .get::<MatchedPath>()
-            .and_then(|matched| operation_id(&method, matched.as_str()));
+        let operation_id = Some(operation.id);
         let path = request
             .extensions()
             .get::<OriginalUri>()
@@ -101,17 +97,9 @@ impl Seen {
             operation_id: self.operation_id.map(str::to_owned),
             status: response.status().as_u16(),
         };
-        shared.requests.record(store_id, record, shared.clock.now());
+        // The request's arrival is recent enough to prune the log by.
+        shared.requests.record(store_id, record, self.at);
     }
-}
-
-/// The spec's operation at `matched` (the route template, with or without the version prefix).
-fn operation_id(method: &Method, matched: &str) -> Option<&'static str> {
-    let template = matched.strip_prefix(super::API_PREFIX).unwrap_or(matched);
-    contract::OPERATIONS
-        .iter()
-        .find(|op| op.path == template && op.method.as_str() == method.as_str())
-        .map(|op| op.id)
 }
 
 /// A path under a store that the API does not serve: `Cannot <METHOD> <path>` like any unknown route,
@@ -119,16 +107,13 @@ fn operation_id(method: &Method, matched: &str) -> Option<&'static str> {
 /// rate-limit headers (a 429 when the bucket is empty), as every answer to an identified store does.
 pub(crate) async fn unserved(
     State(shared): State<Arc<Shared>>,
-    params: Result<Path<HashMap<String, String>>, PathRejection>,
+    params: Result<RawPathParams, RawPathParamsRejection>,
     method: Method,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> Response {
     let not_found = ApiError::NotFound(format!("Cannot {method} {}", uri.path()));
-    let store_id = params
-        .ok()
-        .and_then(|Path(params)| params.get("storeId").cloned())
-        .unwrap_or_default();
+    let store_id = super::gate::store_id(params).unwrap_or_default();
     if authenticate(&shared, &store_id, &headers).is_err() {
         return not_found.into_response();
     }
@@ -172,11 +157,16 @@ fn with_headers(mut response: Response, decision: Decision) -> Response {
         Decision::Limited { reset_secs, .. } => (0, reset_secs),
     };
     let headers = response.headers_mut();
-    headers.insert("x-ratelimit-limit", HeaderValue::from(BURST));
-    headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
-    headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+    headers.insert(RATE_LIMIT_LIMIT, HeaderValue::from(BURST));
+    headers.insert(RATE_LIMIT_REMAINING, HeaderValue::from(remaining));
+    headers.insert(RATE_LIMIT_RESET, HeaderValue::from(reset));
     response
 }
+
+// Built at compile time: a name given as `&str` is parsed again on every insert.
+const RATE_LIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const RATE_LIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const RATE_LIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 /// The two 401s of the seed: an unknown store, a missing or wrong key → `Invalid API key`; the right
 /// key of an inactive store → `The store is not active`.

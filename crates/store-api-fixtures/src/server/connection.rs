@@ -5,13 +5,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use axum::{Extension, Router};
+use axum::Router;
+use axum::http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
+use tower_service::Service;
 
 /// Ends the connection a request came on, without an answer.
 #[derive(Debug, Default)]
@@ -69,7 +71,13 @@ async fn serve_connection(
     // A second handle on the socket, to set SO_LINGER 0 (an RST on close) when a fault asks for a reset.
     let resettable = duplicate(&stream);
     let abort = Arc::new(ConnectionAbort::default());
-    let service = TowerToHyperService::new(app.layer(Extension(abort.clone())));
+    // The handle goes into each request by hand: `Router::layer` would wrap every route once more, a
+    // boxed service cloned on every request of the connection.
+    let handle = abort.clone();
+    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+        request.extensions_mut().insert(handle.clone());
+        app.clone().call(request)
+    });
     let builder = auto::Builder::new(TokioExecutor::new());
     // Boxed rather than pinned on the stack, so that it can be dropped (closing the socket) below.
     let mut connection =

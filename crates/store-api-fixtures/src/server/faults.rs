@@ -1,19 +1,17 @@
 //! Fires injected faults (see [`crate::faults`]) in front of every Store API route: before
-//! authentication, so a fault needs no key and never touches the store's rate-limit bucket. A request's
-//! own fault header comes first, then the queue.
+//! authentication (see [`super::gate`]), so a fault needs no key and never touches the store's
+//! rate-limit bucket. A request's own fault header comes first, then the queue.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::PathRejection;
-use axum::extract::{MatchedPath, Path, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use store_api_raw::{contract, types};
+use store_api_raw::contract::{self, Operation};
+use store_api_raw::types;
 
 use super::connection::ConnectionAbort;
 use super::control::control_allowed;
@@ -21,27 +19,26 @@ use crate::Shared;
 use crate::error::ApiError;
 use crate::faults::{FAULT_HEADER, Fault, FaultKind};
 
-pub(crate) async fn inject(
-    State(shared): State<Arc<Shared>>,
-    matched: Option<MatchedPath>,
-    params: Result<Path<HashMap<String, String>>, PathRejection>,
+/// Answers with the fault the request carries or the queue holds for `operation` on `store_id`, if any;
+/// otherwise (and around the faults that let the request through) runs `inner`.
+pub(crate) async fn inject<Inner, Answer>(
+    shared: &Shared,
+    operation: &Operation,
+    store_id: &str,
     request: Request,
-    next: Next,
-) -> Response {
-    let fault = match header_fault(&shared, &request) {
+    inner: Inner,
+) -> Response
+where
+    Inner: FnOnce(Request) -> Answer,
+    Answer: Future<Output = Response>,
+{
+    let fault = match header_fault(shared, &request) {
         Err(refusal) => return refusal.into_response(),
         Ok(Some(fault)) => Some(fault),
-        Ok(None) => {
-            let store_id = params
-                .ok()
-                .and_then(|Path(params)| params.get("storeId").cloned())
-                .unwrap_or_default();
-            let operation = matched.and_then(|m| operation_id(request.method(), m.as_str()));
-            operation.and_then(|operation| shared.faults().take(operation, &store_id))
-        }
+        Ok(None) => shared.faults().take(operation.method_name, store_id),
     };
     let Some(fault) = fault else {
-        return next.run(request).await;
+        return inner(request).await;
     };
     let abort = request.extensions().get::<Arc<ConnectionAbort>>().cloned();
     match fault {
@@ -55,20 +52,20 @@ pub(crate) async fn inject(
         }
         FaultKind::Reset => end_connection(abort, true).await,
         FaultKind::DropAfterCommit => {
-            drop(next.run(request).await);
+            drop(inner(request).await);
             end_connection(abort, false).await
         }
         FaultKind::Delay { delay } => {
-            let response = next.run(request).await;
+            let response = inner(request).await;
             tokio::time::sleep(delay).await;
             response
         }
         FaultKind::StatusAfterCommit { status } => {
-            drop(next.run(request).await);
+            drop(inner(request).await);
             injected_status(status)
         }
         FaultKind::ForeignConflict => {
-            drop(next.run(request).await);
+            drop(inner(request).await);
             (
                 StatusCode::CONFLICT,
                 [(header::CONTENT_TYPE, "text/html")],
@@ -76,9 +73,9 @@ pub(crate) async fn inject(
             )
                 .into_response()
         }
-        FaultKind::TruncatedBody => cut_body(next.run(request).await, abort, false).await,
-        FaultKind::ResetMidBody => cut_body(next.run(request).await, abort, true).await,
-        FaultKind::EmptyPage => empty_page(next.run(request).await).await,
+        FaultKind::TruncatedBody => cut_body(inner(request).await, abort, false).await,
+        FaultKind::ResetMidBody => cut_body(inner(request).await, abort, true).await,
+        FaultKind::EmptyPage => empty_page(inner(request).await).await,
     }
 }
 
@@ -187,17 +184,7 @@ fn injected_status(status: u16) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }
 
-/// The operation of a routed request (the generated client's name, `create_order`), from its method
-/// and route template.
-pub(crate) fn operation_id(method: &Method, template: &str) -> Option<&'static str> {
-    let relative = template.strip_prefix(super::API_PREFIX)?;
-    contract::OPERATIONS
-        .iter()
-        .find(|op| op.method.as_str() == method.as_str() && op.path == relative)
-        .map(|op| op.method_name)
-}
-
-/// The operation's name as [`operation_id`] reports it, for either of the spec's forms
+/// The operation's name as the fault queue matches it (the generated client's name), for either of the spec's forms
 /// (`createOrder` or `create_order`); `None` when the Store API has no such operation.
 pub(crate) fn canonical_operation(id: &str) -> Option<&'static str> {
     contract::operation(id).map(|op| op.method_name)

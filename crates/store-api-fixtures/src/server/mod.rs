@@ -6,10 +6,12 @@ pub(crate) mod body;
 pub(crate) mod connection;
 mod control;
 pub(crate) mod faults;
+mod gate;
 pub(crate) mod list;
 pub(crate) mod ratelimit;
 mod routes;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Router;
@@ -28,25 +30,38 @@ pub const MAX_BODY_BYTES: usize = store_api_raw::contract::MAX_BODY_BYTES;
 pub const API_PREFIX: &str = store_api_raw::contract::VERSION_PREFIX;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    // Every operation of the spec at its path and method, from the generated table.
-    let mut api = Router::new();
+    // Every operation of the spec at its full path and method, from the generated table, each behind
+    // its gate (faults, then authentication and the rate limit), which knows the operation. Full paths
+    // rather than a nested router: nesting rewrites every request's URI on the way in.
+    let mut paths: BTreeMap<&str, MethodRouter<Arc<Shared>>> = BTreeMap::new();
     for operation in contract::OPERATIONS {
         if let Some(handler) = handler(operation.id, method_filter(operation.method)) {
-            api = api.route(operation.path, handler);
+            let gate = gate::Gate {
+                shared: shared.clone(),
+                operation,
+            };
+            let handler = handler.route_layer(middleware::from_fn_with_state(gate, gate::gate));
+            let merged = match paths.remove(operation.path) {
+                Some(other) => other.merge(handler),
+                None => handler,
+            };
+            paths.insert(operation.path, merged);
         }
     }
-    let api = api
-        .route_layer(middleware::from_fn_with_state(shared.clone(), auth::guard))
-        // Outside authentication: an injected fault needs no key and leaves the bucket alone.
-        .route_layer(middleware::from_fn_with_state(
-            shared.clone(),
-            faults::inject,
-        ))
-        // Added after the layers: authenticated by hand, so a wrong key still gets the plain 404.
-        .route("/stores/{storeId}/{*rest}", any(auth::unserved))
-        .method_not_allowed_fallback(auth::unserved);
-    Router::new()
-        .nest(API_PREFIX, api)
+    let mut app = Router::new();
+    for (path, methods) in paths {
+        // Another method on a served path: authenticated by hand like an unserved path.
+        app = app.route(
+            &format!("{API_PREFIX}{path}"),
+            methods.fallback(auth::unserved),
+        );
+    }
+    app
+        // Outside the gates: authenticated by hand, so a wrong key still gets the plain 404.
+        .route(
+            &format!("{API_PREFIX}/stores/{{storeId}}/{{*rest}}"),
+            any(auth::unserved),
+        )
         .nest(
             "/_emulator",
             control::router().route_layer(middleware::from_fn_with_state(

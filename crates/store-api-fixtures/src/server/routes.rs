@@ -177,17 +177,33 @@ pub(crate) async fn list_orders(
     Extension(StoreId(store_id)): Extension<StoreId>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(query.as_deref(), ORDERS)?;
+    let raw = query.as_deref().unwrap_or_default();
+    // The same query of an unchanged book is answered with the bytes written last time.
+    let kept = {
+        let state = shared.read();
+        state
+            .stores
+            .get(&store_id)
+            .and_then(|store| store.orders.kept_page(raw))
+    };
+    if let Some(answer) = kept {
+        return Ok(json(StatusCode::OK, answer));
+    }
+    let query = ListQuery::parse(Some(raw), ORDERS)?;
     // Read off the store's order indexes under a read lock; the envelope is written after it.
-    let page = {
+    let (page, version) = {
         let state = shared.read();
         let store = state
             .stores
             .get(&store_id)
             .ok_or_else(|| ApiError::NotFound("Store not found".into()))?;
-        store.orders.select(&query)
+        (store.orders.select(&query), store.orders.version())
     };
-    Ok(query.respond(page))
+    let answer = query.envelope(page);
+    if let Some(store) = shared.read().stores.get(&store_id) {
+        store.orders.keep_page(version, raw, answer.clone());
+    }
+    Ok(json(StatusCode::OK, answer))
 }
 
 pub(crate) async fn get_order(

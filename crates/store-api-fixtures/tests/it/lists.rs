@@ -485,3 +485,58 @@ async fn artwork_and_order_sorts() {
         json!({ "updatedAt": "asc", "createdAt": "desc" })
     );
 }
+
+/// The same list asked again is answered from the page kept for it; every kind of change to the
+/// store's orders (a new order, a lifecycle step, an app action, an edit of line items) is seen by the
+/// very next ask of that same query, and the kept answer of one store never answers another.
+#[tokio::test]
+async fn a_repeated_list_sees_every_change_to_the_orders() {
+    let (emu, api) = start().await;
+    const QUERY: &str = "/orders?limit=100&filter[status]=pending,on_hold,canceled,in_production";
+    let first = api.create_order(ALPHA, &simple_order(Some("K-1"))).await;
+    let id = first["id"].as_str().unwrap().to_owned();
+    let asked = api.get(ALPHA, QUERY).await;
+    assert_eq!(ids(&asked), vec![id.clone()]);
+    assert_eq!(api.get(ALPHA, QUERY).await.json, asked.json, "asked twice");
+
+    let second = api.create_order(ALPHA, &simple_order(Some("K-2"))).await;
+    let second = second["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        ids(&api.get(ALPHA, QUERY).await),
+        [second.clone(), id.clone()]
+    );
+
+    api.app_action(ALPHA, &id, "hold").await.ok(200);
+    assert_eq!(
+        field(&api.get(ALPHA, QUERY).await, "status"),
+        ["pending", "on_hold"]
+    );
+
+    api.app_action(ALPHA, &second, "cancel").await.ok(200);
+    assert_eq!(
+        field(&api.get(ALPHA, QUERY).await, "status"),
+        ["canceled", "on_hold"]
+    );
+
+    let third = api.create_order(ALPHA, &simple_order(Some("K-3"))).await;
+    let third = third["id"].as_str().unwrap().to_owned();
+    let before = api.get(ALPHA, QUERY).await;
+    api.advance(ALPHA, &third).await.ok(200);
+    let after = api.get(ALPHA, QUERY).await;
+    assert_ne!(before.json, after.json, "a lifecycle step");
+
+    // An edit of line items in the app (the in-process control surface).
+    let fourth = api.create_order(ALPHA, &simple_order(Some("K-4"))).await;
+    let fourth = fourth["id"].as_str().unwrap().to_owned();
+    let before = api.get(ALPHA, QUERY).await;
+    let items: Vec<store_api_raw::types::LineItemInput> =
+        serde_json::from_value(json!([{ "productVariantId": "pv_aa_sun_blk_s", "quantity": 3 }]))
+            .unwrap();
+    emu.edit_line_items(ALPHA, &fourth, items).unwrap();
+    let after = api.get(ALPHA, QUERY).await;
+    assert_ne!(before.json, after.json, "an edit of line items");
+    assert_eq!(after.json["items"][0]["lineItems"][0]["quantity"], 3);
+
+    // Another store asked the same query has its own (empty) list.
+    assert_eq!(api.get(BETA, QUERY).await.json["totalItems"], 0);
+}
