@@ -184,13 +184,11 @@ pub(crate) fn create_order_in_app(
     store_id: &str,
     request: types::CreateOrderRequest,
 ) -> Result<types::Order, ApiError> {
-    let (order, event) = {
-        let mut state = shared.lock();
-        if !state.stores.contains_key(store_id) {
-            return Err(store_not_found());
-        }
-        orders::create(&mut state, store_id, request)?
-    };
+    let turn = shared.write_turn();
+    if !turn.read().stores.contains_key(store_id) {
+        return Err(store_not_found());
+    }
+    let (order, event) = orders::create(turn, store_id, request)?;
     emit(shared, vec![event]);
     Ok(order)
 }

@@ -281,6 +281,7 @@ impl EmulatorBuilder {
             .unwrap_or_default();
         let shared = Arc::new(Shared {
             state: std::sync::RwLock::new(state),
+            write_turn: Mutex::default(),
             limiter: self
                 .rate_limit
                 .then(|| server::ratelimit::StoreLimiter::new(clock.clone())),
@@ -668,5 +669,45 @@ impl Emulator {
 impl Drop for Emulator {
     fn drop(&mut self) {
         self.signal_stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    /// While a writer checks its change under the read lock, reads go on; another writer waits for the
+    /// turn to end, so what the first checked still holds when it writes.
+    #[tokio::test]
+    async fn reads_go_on_during_a_writers_checks_and_writers_take_turns() {
+        let emulator = Emulator::builder().start().await.unwrap();
+        let shared = emulator.shared.clone();
+        let turn = shared.write_turn();
+        let checked = turn.read().stores.len();
+        {
+            let _checking = turn.read();
+            let reader = {
+                let shared = shared.clone();
+                std::thread::spawn(move || shared.read().stores.len())
+            };
+            assert_eq!(reader.join().unwrap(), checked);
+        }
+        let (done, finished) = mpsc::channel();
+        let writer = {
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                let _state = shared.lock();
+                let _ = done.send(());
+            })
+        };
+        assert!(
+            finished.recv_timeout(Duration::from_millis(200)).is_err(),
+            "another writer went ahead during the turn"
+        );
+        drop(turn.write());
+        finished.recv_timeout(Duration::from_secs(10)).unwrap();
+        writer.join().unwrap();
     }
 }

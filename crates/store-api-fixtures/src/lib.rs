@@ -58,6 +58,9 @@ struct Shared {
     /// Read-locked by every read (lists, single reads, authentication), so reads never wait for each
     /// other; write-locked only while a change is applied.
     state: RwLock<state::State>,
+    /// Held by a writer from before it reads what it will change until it has changed it (see
+    /// [`WriteTurn`]): writers take turns, so one can do its checks under the read lock.
+    write_turn: Mutex<()>,
     /// Time and ids: the real ones, or deterministic ones the test controls.
     clock: clock::Clock,
     /// Every store's Store API requests.
@@ -78,8 +81,40 @@ struct Shared {
 /// The write-locked state. Mutable access marks it changed, so the state-file saver writes only after a
 /// change, without every mutation having to say so.
 struct StateGuard<'a> {
+    // Released before the turn (fields drop in order), so the next writer finds the lock free.
     guard: RwLockWriteGuard<'a, state::State>,
     dirty: &'a AtomicBool,
+    _turn: MutexGuard<'a, ()>,
+}
+
+/// A writer's turn: no other writer changes the state until it ends, so a change can be checked and
+/// prepared under the read lock (other reads go on meanwhile) and then applied under the write lock,
+/// held only for the applying. Order creation works this way: validating, pricing and writing the
+/// order's JSON do not stop the store's lists.
+struct WriteTurn<'a> {
+    shared: &'a Shared,
+    turn: MutexGuard<'a, ()>,
+}
+
+impl<'a> WriteTurn<'a> {
+    /// The state as it is and stays until [`WriteTurn::write`] (which the borrow keeps from being
+    /// called while this read guard lives: that would wait for itself).
+    fn read(&self) -> RwLockReadGuard<'_, state::State> {
+        self.shared.read()
+    }
+
+    /// The state, exclusively, to apply the change.
+    fn write(self) -> StateGuard<'a> {
+        StateGuard {
+            guard: self
+                .shared
+                .state
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            dirty: &self.shared.dirty,
+            _turn: self.turn,
+        }
+    }
 }
 
 impl std::ops::Deref for StateGuard<'_> {
@@ -102,12 +137,17 @@ impl Shared {
     /// leave it half-updated (every change is built on a copy and stored at once), so a poisoned lock
     /// is still safe to use.
     fn lock(&self) -> StateGuard<'_> {
-        StateGuard {
-            guard: self
-                .state
-                .write()
+        self.write_turn().write()
+    }
+
+    /// This writer's turn (waiting for the writer before it to finish); see [`WriteTurn`].
+    fn write_turn(&self) -> WriteTurn<'_> {
+        WriteTurn {
+            shared: self,
+            turn: self
+                .write_turn
+                .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
-            dirty: &self.dirty,
         }
     }
 

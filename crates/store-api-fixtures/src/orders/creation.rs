@@ -6,6 +6,7 @@ use store_api_raw::types;
 
 use super::pricing::{Totals, dollars, unit_cents};
 use super::view::StoreView;
+use crate::WriteTurn;
 use crate::error::{ApiError, INVALID_API_KEY};
 use crate::events::PendingEvent;
 use crate::state::{Record, State, StoreState};
@@ -14,16 +15,22 @@ use crate::state::{Record, State, StoreState};
 /// array), then the external id (409, before the ordering rules, so that a retry of an order that was
 /// created answers 409 even if a product changed since), then the ordering rules (first one, as a string).
 pub(crate) fn create(
-    state: &mut State,
+    turn: WriteTurn<'_>,
     store_id: &str,
     request: types::CreateOrderRequest,
 ) -> Result<(types::Order, PendingEvent), ApiError> {
-    let order = {
+    // Checked, priced and written as JSON under the read lock: no other writer can change the store
+    // during this turn, so what was checked still holds when it is stored.
+    let mut record = {
+        let state = turn.read();
         let store = state
             .stores
             .get(store_id)
             .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
-        let view = StoreView { state, store };
+        let view = StoreView {
+            state: &state,
+            store,
+        };
         let checked = validate::validate_order(&request, &view);
         if let Err(violations) = &checked
             && violations.iter().any(|v| v.is_field_validation())
@@ -38,15 +45,17 @@ pub(crate) fn create(
             )));
         }
         let resolved = checked.map_err(|violations| into_api_error(&violations))?;
-        build_order(state, store, &resolved)
+        Record::new(0, build_order(&state, store, &resolved))
     };
-    let seq = state.next_sequence();
+    let mut state = turn.write();
+    record.seq = state.next_sequence();
     let store = state
         .stores
         .get_mut(store_id)
         .ok_or(ApiError::Unauthorized(INVALID_API_KEY))?;
     store.order_number += 1;
-    store.orders.insert(Record::new(seq, order.clone()));
+    let order = record.value.clone();
+    store.orders.insert(record);
     let event = PendingEvent::new(store_id, WebhookTopic::OrdersCreate, &order.id);
     Ok((order, event))
 }

@@ -229,10 +229,7 @@ pub(crate) async fn create_order(
     let bytes = body::read(request_body).await?;
     let request: types::CreateOrderRequest =
         body::decode_request(&bytes, store_api::validate::validate_fields)?;
-    let (order, event) = {
-        let mut state = shared.lock();
-        crate::orders::create(&mut state, &store_id, request)?
-    };
+    let (order, event) = crate::orders::create(shared.write_turn(), &store_id, request)?;
     emit(&shared, vec![event]);
     Ok(json(
         StatusCode::CREATED,

@@ -523,6 +523,32 @@ async fn a_reused_external_order_id_is_409_even_with_a_different_body() {
     assert_eq!(emu.order_count(ALPHA), 3);
 }
 
+/// Orders created at the same time, on several server threads: each is checked under the read lock
+/// during its writer's turn and stored under the write lock, so the same externalOrderId still makes
+/// exactly one order, and order numbers are never given twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn orders_created_at_once_get_one_order_per_external_id_and_distinct_numbers() {
+    let (emu, api) = start().await;
+    let body = simple_order(Some("race-1"));
+    let same = futures::future::join_all((0..16).map(|_| api.post(ALPHA, "/orders", &body))).await;
+    let created = same.iter().filter(|answer| answer.status == 201).count();
+    let refused = same.iter().filter(|answer| answer.status == 409).count();
+    assert_eq!((created, refused), (1, 15));
+    let bodies: Vec<Value> = (0..24)
+        .map(|n| simple_order(Some(&format!("race-n-{n}"))))
+        .collect();
+    let distinct =
+        futures::future::join_all(bodies.iter().map(|body| api.post(ALPHA, "/orders", body))).await;
+    let mut names: Vec<String> = distinct
+        .iter()
+        .map(|answer| answer.ok(201)["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 24, "an order number was given twice");
+    assert_eq!(emu.order_count(ALPHA), 25);
+}
+
 #[tokio::test]
 async fn creating_an_order_emits_orders_create() {
     let (_emu, api) = start().await;
