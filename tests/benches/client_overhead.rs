@@ -41,7 +41,7 @@ fn main() -> Result<(), BoxError> {
     let rounds = if !args.iter().any(|a| a == "--bench") {
         3
     } else if args.iter().any(|a| a == "--quick") {
-        30
+        100
     } else {
         200
     };

@@ -488,7 +488,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          `Order`. Both sides share one `reqwest::Client` (`ClientBuilder::http_client`), so one pool. \
          {} rounds of 10 requests per side, the side going first alternating; each ratio is the median \
          of the rounds' ratios.",
-        if quick { 30 } else { 200 }
+        if quick { 100 } else { 200 }
     );
     let _ = writeln!(
         out,
