@@ -117,6 +117,20 @@ pub fn resolve(
     Ok(credentials)
 }
 
+/// The service's address and the store id of a run, from the flags or else the selected profile,
+/// without reading any key: for commands that need no key (`emulator trigger` drives the emulator's
+/// control plane), so a key file they would not use cannot stop them.
+pub fn resolve_target(
+    global: &GlobalArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Option<String>, Option<String>), CliError> {
+    let (base_url, store_id) = (global.base_url.clone(), global.store_id.clone());
+    Ok(match selected_profile(global, env)? {
+        Some((_, profile)) => (base_url.or(profile.base_url), store_id.or(profile.store_id)),
+        None => (base_url, store_id),
+    })
+}
+
 /// The profile `--profile`/`STORE_API_PROFILE` names, or the file's `default_profile`; none when
 /// neither names one (a missing file is then not an error: profiles are optional).
 fn selected_profile(

@@ -32,12 +32,16 @@ pub async fn run(args: EmulatorArgs, global: &GlobalArgs, out: Output) -> Result
 
 /// Causes `args.topic` on the emulator at --base-url and prints what changed.
 async fn trigger(args: TriggerArgs, global: &GlobalArgs, out: Output) -> Result<(), CliError> {
-    let (Some(base_url), Some(store)) = (&global.base_url, &global.store_id) else {
+    let (base_url, store) = crate::config::resolve_target(global, &crate::config::process_env)?;
+    let (Some(base_url), Some(store)) = (base_url, store) else {
         return Err(CliError::Usage(
-            "emulator trigger needs --base-url (the running emulator) and --store-id".into(),
+            "emulator trigger needs --base-url (the running emulator) and --store-id, or a profile \
+             (--profile) that has them"
+                .into(),
         ));
     };
-    let emulator = RemoteEmulator::new(base_url).map_err(remote)?;
+    let store = store.as_str();
+    let emulator = RemoteEmulator::new(&base_url).map_err(remote)?;
     let needs = |what: Option<&String>, flag: &str| {
         what.cloned()
             .ok_or_else(|| CliError::Usage(format!("{} needs {flag}", topic_name(args.topic))))

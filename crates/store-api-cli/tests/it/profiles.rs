@@ -205,3 +205,41 @@ fn configuration_mistakes_are_usage_errors_that_say_where() {
         "{nowhere:?}"
     );
 }
+
+/// `emulator trigger` takes the emulator's address and the store from a profile too, and needs no key:
+/// a profile whose key variable is unset still drives the emulator.
+#[test]
+fn emulator_trigger_reads_the_profile_but_not_its_key() {
+    let env = Env::start();
+    let id = env.submit("profile-trigger-1");
+    let config = Config::new(&profile(&env, &env.store, "key_env = \"UNSET_KEY\""));
+    let advanced = config
+        .run(
+            &[
+                "emulator",
+                "trigger",
+                "orders_update",
+                "--order",
+                &id,
+                "--json",
+                "--profile",
+                "dev",
+            ],
+            &[],
+        )
+        .code(0);
+    assert_eq!(advanced.json()["fulfillmentStatus"], "production_requested");
+    // Without a profile or flags it is still a usage error that says what is missing.
+    let bare_run = Run::from(
+        bare()
+            .env("STORE_API_CONFIG", config.dir.path().join("absent.toml"))
+            .args(["emulator", "trigger", "orders_update", "--order", &id])
+            .output()
+            .unwrap(),
+    )
+    .code(2);
+    assert!(
+        bare_run.stderr.contains("--base-url") && bare_run.stderr.contains("--profile"),
+        "{bare_run:?}"
+    );
+}
