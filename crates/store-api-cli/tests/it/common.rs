@@ -183,3 +183,15 @@ macro_rules! snap {
         $crate::common::settings().bind(|| insta::assert_snapshot!($name, $value))
     };
 }
+
+/// `store-api emulator trigger orders_update --order ORDER --json`: moves an order one rung up.
+pub fn advance_args(order: &str) -> Vec<&str> {
+    vec![
+        "emulator",
+        "trigger",
+        "orders_update",
+        "--order",
+        order,
+        "--json",
+    ]
+}

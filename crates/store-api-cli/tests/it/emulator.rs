@@ -150,14 +150,7 @@ fn trigger_drives_a_running_emulator() {
     let env = crate::common::Env::start();
     let id = env.submit("trigger-1");
     // orders_update: one rung up.
-    let advanced = env.run(&[
-        "emulator",
-        "trigger",
-        "orders_update",
-        "--order",
-        &id,
-        "--json",
-    ]);
+    let advanced = env.run(&crate::common::advance_args(&id));
     assert_eq!(advanced.code, 0, "{advanced:?}");
     assert_eq!(advanced.json()["fulfillmentStatus"], "production_requested");
 

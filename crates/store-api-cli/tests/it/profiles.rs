@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Env, Run, bare};
+use crate::common::{Env, Run, advance_args, bare};
 use crate::snap;
 
 /// A configuration directory with a key file of `mode` holding `key`.
@@ -213,21 +213,9 @@ fn emulator_trigger_reads_the_profile_but_not_its_key() {
     let env = Env::start();
     let id = env.submit("profile-trigger-1");
     let config = Config::new(&profile(&env, &env.store, "key_env = \"UNSET_KEY\""));
-    let advanced = config
-        .run(
-            &[
-                "emulator",
-                "trigger",
-                "orders_update",
-                "--order",
-                &id,
-                "--json",
-                "--profile",
-                "dev",
-            ],
-            &[],
-        )
-        .code(0);
+    let mut args = advance_args(&id);
+    args.extend(["--profile", "dev"]);
+    let advanced = config.run(&args, &[]).code(0);
     assert_eq!(advanced.json()["fulfillmentStatus"], "production_requested");
     // Without a profile or flags it is still a usage error that says what is missing.
     let bare_run = Run::from(
