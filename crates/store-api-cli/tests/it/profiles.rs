@@ -218,16 +218,9 @@ fn emulator_trigger_reads_the_profile_but_not_its_key() {
     let advanced = config.run(&args, &[]).code(0);
     assert_eq!(advanced.json()["fulfillmentStatus"], "production_requested");
     // Without a profile or flags it is still a usage error that says what is missing.
-    let bare_run = Run::from(
-        bare()
-            .env("STORE_API_CONFIG", config.dir.path().join("absent.toml"))
-            .args(["emulator", "trigger", "orders_update", "--order", &id])
-            .output()
-            .unwrap(),
-    )
-    .code(2);
+    let unnamed = Config::new("").run(&advance_args(&id), &[]).code(2);
     assert!(
-        bare_run.stderr.contains("--base-url") && bare_run.stderr.contains("--profile"),
-        "{bare_run:?}"
+        unnamed.stderr.contains("--base-url") && unnamed.stderr.contains("--profile"),
+        "{unnamed:?}"
     );
 }

@@ -2,8 +2,9 @@ use store_api_raw::types;
 
 use super::*;
 use crate::model::DecorationMethod;
+use crate::validate::placement::placement;
 use crate::validate::testing::TestCatalog;
-use crate::validate::{Align, Placement, PlacementError, PrintArea, ViolationKind, validate_order};
+use crate::validate::{Align, PlacementError, PrintArea, ViolationKind, validate_order};
 
 const DTG: DecorationMethod = DecorationMethod::DirectToGarment;
 
@@ -162,15 +163,6 @@ fn every_error_names_its_field() {
         ShipTo::new("Ada", "", address).unwrap_err().field(),
         "shippingAddress.lastName"
     );
-}
-
-fn placement(width: f64, height: f64, horizontal: f64, vertical: f64) -> Placement {
-    Placement {
-        width,
-        height,
-        horizontal_offset_from_center: horizontal,
-        vertical_offset_from_top: vertical,
-    }
 }
 
 #[test]

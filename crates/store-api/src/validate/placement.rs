@@ -407,6 +407,18 @@ fn is_positive_finite(value: f64) -> bool {
     value.is_finite() && value > 0.0
 }
 
+/// A placement from its four numbers (width, height, horizontal and vertical offset), for the tests of
+/// this crate.
+#[cfg(test)]
+pub(crate) fn placement(width: f64, height: f64, horizontal: f64, vertical: f64) -> Placement {
+    Placement {
+        width,
+        height,
+        horizontal_offset_from_center: horizontal,
+        vertical_offset_from_top: vertical,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -459,15 +471,6 @@ mod tests {
             return Verdict::Outside;
         }
         Verdict::Valid
-    }
-
-    fn placement(width: f64, height: f64, horizontal: f64, vertical: f64) -> Placement {
-        Placement {
-            width,
-            height,
-            horizontal_offset_from_center: horizontal,
-            vertical_offset_from_top: vertical,
-        }
     }
 
     fn area_strategy() -> impl Strategy<Value = PrintArea> {
