@@ -201,6 +201,7 @@ async fn run(rounds: usize) -> Result<(), BoxError> {
         "  submit vs one POST     client {submit_client:>8.1} µs  bare {submit_bare:>8.1} µs  ratio {submit_ratio:.3}  target <= {SUBMIT_TARGET}  {}",
         verdict(submit_ratio, SUBMIT_TARGET)
     );
+    println!("client_overhead_rounds={rounds}");
     println!("client_overhead_list_ratio={list_ratio:.4}");
     println!("client_overhead_list_client_us={list_client:.1}");
     println!("client_overhead_list_bare_us={list_bare:.1}");

@@ -398,6 +398,7 @@ async fn run(duration: Duration, filters: &[String]) -> Result<(), BoxError> {
         println!("  the same query (the kept page): {kept:.3} (target >= {FLOOR_TARGET})");
         println!("  every page written:             {written:.3} (reported)");
         println!();
+        println!("emulator_floor_rounds={FLOOR_ROUNDS}");
         println!("emulator_vs_floor_get={kept:.4}");
         println!("emulator_vs_floor_get_written={written:.4}");
     }

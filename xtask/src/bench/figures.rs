@@ -214,7 +214,7 @@ pub fn receiver_events(mode: Mode) -> f64 {
 /// Margin of the ratio figures: a ratio is measured side by side in one process, so both sides share
 /// the machine's noise; what is left is a few percent between runs.
 const RATIO_MARGIN: f64 = 0.05;
-/// Margin of emulator ÷ bare axum: both sides share one process and alternate in 20 short rounds, but
+/// Margin of emulator ÷ bare axum: both sides share one process and alternate in short rounds, but
 /// a neighbour's load falls on the two servers' rounds unequally; 0.84 to 0.88 in five quick runs on
 /// an idle machine, 0.41 to 1.03 (pooled rounds) under a load average of 6 to 10.
 const FLOOR_RATIO_MARGIN: f64 = 0.25;

@@ -468,14 +468,15 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
     let _ = writeln!(
         out,
         "- **Emulator against its floor** (`store-api-fixtures/benches/throughput.rs`): the \
-         throughput bench's `GET /orders?limit=100` alternates, in 20 rounds, with a bare axum server \
+         throughput bench's `GET /orders?limit=100` alternates, in {} rounds, with a bare axum server \
          on tokio in the same process answering the same page's bytes from memory, under the same \
          load generator and connections; each figure is the median of the rounds' emulator req/s ÷ \
          bare req/s. Two emulator figures: the same query every time (a poller, the gated figure: \
          the emulator answers with the page it kept for that query, `orders/pages.rs`, retired by any \
          change to the store's orders, so it still authenticates, spends a token, checks for faults \
          and logs every request), and a query made distinct by an ignored `sample=N` parameter \
-         (reported: every page read off the indexes and its 100 orders' JSON copied into a new body)."
+         (reported: every page read off the indexes and its 100 orders' JSON copied into a new body).",
+        number("emulator_floor_rounds")
     );
     let _ = writeln!(
         out,
@@ -488,7 +489,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          `Order`. Both sides share one `reqwest::Client` (`ClientBuilder::http_client`), so one pool. \
          {} rounds of 10 requests per side, the side going first alternating; each ratio is the median \
          of the rounds' ratios.",
-        if quick { 100 } else { 200 }
+        number("client_overhead_rounds")
     );
     let _ = writeln!(
         out,
@@ -512,7 +513,7 @@ The command exits non-zero when any of these holds; `--quick` is meant for CI.
 | zero tolerance | 429 responses, orders held, duplicates, lost orders, submit errors, emulator GET errors, validator heap allocations per order | any difference from the target fails, and so does a missing value |
 | ±5% | rate-limit efficiency, webhook verify ratio, page decode ratio, emulator growth ratios, validator ÷ decoding, client overhead ratios | fails only when worse than the target by more than 5% of it (1.03 → 1.0815, 1.10 → 1.155, 1.0 → 1.05, 2 → 2.1, 1.2 → 1.26, 0.25 → 0.2625, 1.15 → 1.2075); a smaller miss is reported as MISS |
 | ±10% | build-cost ratio in CPU time (full run only); exactly-once orders/s against its floors | fails above 1.65; the two clean builds run one after the other, and even their CPU time moves when a neighbour shares the cores. The throughput floors (250 orders/s without faults, 15 with) are set well below what the loaded machine measured, so a miss beyond 10% is a regression |
-| ±25% | emulator ÷ bare axum, the same query | fails below 0.6: the median of 20 alternating rounds is steady on an idle machine (0.84 to 0.88 in five quick runs) but a neighbour's load moves the two servers' rounds unequally; the margin catches a lock or a copy added to every request, not noise |
+| ±25% | emulator ÷ bare axum, the same query | fails below 0.6: the median of many short alternating rounds is steady on an idle machine (0.84 to 0.88 in five quick runs) but a neighbour's load moves the two servers' rounds unequally; the margin catches a lock or a copy added to every request, not noise |
 | report only | build-cost ratio in wall time, emulator ÷ Prism, emulator ÷ bare axum with every page written, p99 latency, incremental build time, validator orders/s | these depend on how busy the shared machine is (other processes stretch one build's wall time and not the other's); a miss is reported as MISS with its gap and never fails the command |
 
 A bench that crashes fails the command too. Prism needs Node.js and npm: when it cannot be installed or \
