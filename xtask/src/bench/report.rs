@@ -450,7 +450,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          the process's RSS growth while the largest store was seeded ÷ its orders. What keeps each flat, \
          so a change that breaks it is easy to spot: **the default list** reads its page off the store's \
          `OrderBook` index in creation order (`BTreeMap` by `createdAt` then creation sequence, \
-         `crates/store-api-fixtures/src/orders/book.rs`), skipping to the page without filtering or \
+         `crates/store-api-fixtures/src/state/book.rs`), skipping to the page without filtering or \
          sorting; **the status list** reads the same order off the `status` value's set of that book's \
          filter index (one per `listOrders` filter of the spec); **the externalOrderId lookup** is one \
          hash lookup in the same filter index. All three hold only the state's *read* lock (an \
@@ -472,7 +472,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          on tokio in the same process answering the same page's bytes from memory, under the same \
          load generator and connections; each figure is the median of the rounds' emulator req/s ÷ \
          bare req/s. Two emulator figures: the same query every time (a poller, the gated figure: \
-         the emulator answers with the page it kept for that query, `orders/pages.rs`, retired by any \
+         the emulator answers with the page it kept for that query, `state/pages.rs`, retired by any \
          change to the store's orders, so it still authenticates, spends a token, checks for faults \
          and logs every request), and a query made distinct by an ignored `sample=N` parameter \
          (reported: every page read off the indexes and its 100 orders' JSON copied into a new body).",
