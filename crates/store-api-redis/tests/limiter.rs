@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Counting, redis};
-use store_api::{Client, Limiter};
+use store_api::{Client, DEFAULT_MAX_RATE_LIMIT_PAUSE, Limiter};
 use store_api_fixtures::Emulator;
 use store_api_redis::{OnRedisError, RedisLimiter};
 
@@ -207,4 +207,37 @@ async fn an_unreachable_redis_falls_back_from_the_first_request() {
         .await
         .expect("falls back");
     assert!(limiter.in_outage());
+}
+
+/// Redis's clock steps back an hour (an NTP step, a restored VM, a failover to a lagging node): the
+/// bucket's key now lies an hour ahead of that clock. No wait may exceed the maximum pause.
+#[tokio::test]
+async fn a_key_set_an_hour_ahead_never_stretches_a_wait() {
+    let Some(server) = redis() else { return };
+    let limiter = RedisLimiter::builder(server.url(), "http://h", "clock")
+        .rate(1, Duration::from_millis(100))
+        .build()
+        .unwrap();
+    limiter.acquire().await;
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let (seconds, micros): (i64, i64) = redis::cmd("TIME")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let hour_ahead = (seconds + 3600) * 1_000_000 + micros;
+    let _: () = redis::cmd("SET")
+        .arg(limiter.key())
+        .arg(hour_ahead)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    tokio::time::timeout(
+        DEFAULT_MAX_RATE_LIMIT_PAUSE + Duration::from_secs(2),
+        limiter.acquire(),
+    )
+    .await
+    .expect("no wait beyond the maximum pause");
+    assert!(started.elapsed() <= DEFAULT_MAX_RATE_LIMIT_PAUSE + Duration::from_millis(500));
 }
