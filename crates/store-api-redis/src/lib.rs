@@ -38,15 +38,20 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Without either component nothing connects: the crate only names its settings then.
+#[cfg_attr(not(any(feature = "limiter", feature = "dedupe")), allow(dead_code))]
 mod connection;
 #[cfg(feature = "dedupe")]
 mod dedupe;
 mod error;
+#[cfg(any(feature = "limiter", feature = "dedupe"))]
+mod keys;
 #[cfg(feature = "limiter")]
 mod limiter;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use connection::{RedisConfig, Topology};
 #[cfg(feature = "dedupe")]
 pub use dedupe::{DEFAULT_DONE_TTL, DEFAULT_LEASE, RedisDedupe, RedisDedupeBuilder};
 pub use error::RedisError;

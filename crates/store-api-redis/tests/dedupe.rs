@@ -12,7 +12,7 @@ use store_api_redis::RedisDedupe;
 use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, Processed, process_once};
 
 fn dedupe(url: &str) -> RedisDedupe {
-    RedisDedupe::builder(url).build().unwrap()
+    RedisDedupe::builder(url, "store_test").build().unwrap()
 }
 
 #[tokio::test]
@@ -35,7 +35,7 @@ async fn done_markers_are_kept_at_least_fourteen_days() {
     let client = redis::Client::open(server.url()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
     let ttl: i64 = redis::cmd("PTTL")
-        .arg("store-api:webhooks:evt_ttl")
+        .arg(a.key("evt_ttl"))
         .query_async(&mut connection)
         .await
         .unwrap();
@@ -46,11 +46,11 @@ async fn done_markers_are_kept_at_least_fourteen_days() {
 async fn only_the_owner_abandons() {
     let Some(server) = redis() else { return };
     let lease = Duration::from_millis(200);
-    let a = RedisDedupe::builder(server.url())
+    let a = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
-    let b = RedisDedupe::builder(server.url())
+    let b = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
@@ -78,11 +78,11 @@ async fn only_the_owner_abandons() {
 async fn an_expired_lease_lets_another_replica_process() {
     let Some(server) = redis() else { return };
     let lease = Duration::from_millis(150);
-    let a = RedisDedupe::builder(server.url())
+    let a = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
-    let b = RedisDedupe::builder(server.url())
+    let b = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
@@ -99,7 +99,7 @@ async fn an_expired_lease_lets_another_replica_process() {
 #[tokio::test]
 async fn fails_closed_when_redis_is_gone() {
     let Some(mut server) = redis() else { return };
-    let a = RedisDedupe::builder(server.url())
+    let a = RedisDedupe::builder(server.url(), "store_test")
         .command_timeout(Duration::from_millis(300))
         .build()
         .unwrap();
@@ -185,4 +185,33 @@ async fn replicas_process_each_event_once() {
     let processed = processed.lock().unwrap();
     assert_eq!(processed.len(), 200);
     assert!(processed.values().all(|&n| n == 1), "{processed:?}");
+}
+
+/// Two stores on one Redis never share a key: the same event id is claimed and completed for each
+/// store separately.
+#[tokio::test]
+async fn stores_do_not_share_event_keys() {
+    let Some(server) = redis() else { return };
+    let alpha = RedisDedupe::builder(server.url(), "store_alpha")
+        .build()
+        .unwrap();
+    let beta = RedisDedupe::builder(server.url(), "store_beta")
+        .build()
+        .unwrap();
+    assert_ne!(alpha.key("evt_1"), beta.key("evt_1"));
+    assert!(matches!(
+        alpha.begin("evt_1").await.unwrap(),
+        Claim::Fresh(_)
+    ));
+    alpha.complete("evt_1").await.unwrap();
+    assert!(matches!(
+        beta.begin("evt_1").await.unwrap(),
+        Claim::Fresh(_)
+    ));
+    assert_eq!(alpha.begin("evt_1").await.unwrap(), Claim::Duplicate);
+    // A store id holding the separator cannot reach another store's keys.
+    let tricky = RedisDedupe::builder(server.url(), "store_alpha:evt")
+        .build()
+        .unwrap();
+    assert_ne!(tricky.key("1"), alpha.key("evt:1"));
 }

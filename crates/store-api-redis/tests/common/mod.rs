@@ -1,8 +1,9 @@
 //! Shared by the Redis test binaries.
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use store_api::{Limiter, LimiterFuture};
@@ -58,5 +59,50 @@ impl<L: Limiter> Limiter for Counting<L> {
 
     fn observe_remaining(&self, remaining: u64) -> LimiterFuture<'_> {
         self.inner.observe_remaining(remaining)
+    }
+}
+
+/// What this thread logs while the returned value lives (tests on tokio's current-thread runtime log
+/// from their own thread).
+pub fn capture_logs() -> Captured {
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    Captured {
+        buffer,
+        _guard: tracing::subscriber::set_default(subscriber),
+    }
+}
+
+/// Logs captured by [`capture_logs`].
+pub struct Captured {
+    buffer: Buffer,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Captured {
+    pub fn text(&self) -> String {
+        let bytes = self.buffer.0.lock().unwrap_or_else(PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
