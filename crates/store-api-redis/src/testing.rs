@@ -69,7 +69,7 @@ impl RedisServer {
     }
 
     fn start_with(persistent: bool, tls: Option<Tls>) -> io::Result<Option<RedisServer>> {
-        if !available()? {
+        if !available(&["redis-server"])? {
             return Ok(None);
         }
         let mut server = RedisServer {
@@ -260,7 +260,7 @@ impl RedisCluster {
     /// Starts six nodes, joins them (`--cluster-replicas 1`) and waits until the cluster is `ok`
     /// everywhere and every replica is in sync; `Ok(None)` as for [`RedisServer::start`].
     pub fn start() -> io::Result<Option<RedisCluster>> {
-        if !available()? {
+        if !available(&["redis-server", "redis-cli"])? {
             return Ok(None);
         }
         let ports = free_ports(12)?;
@@ -535,21 +535,21 @@ pub fn config_from_urls(urls: &str) -> crate::RedisConfig {
     }
 }
 
-/// Whether to run: `redis-server` is installed; or not, and the caller skips (after a loud message)
-/// unless `STORE_API_REQUIRE_REDIS` makes it an error.
-fn available() -> io::Result<bool> {
-    if installed() {
+/// Whether to run: every one of `programs` is installed; or not, and the caller skips (after a loud
+/// message) unless `STORE_API_REQUIRE_REDIS` makes it an error.
+fn available(programs: &[&str]) -> io::Result<bool> {
+    let Some(missing) = programs.iter().find(|program| !on_path(program)) else {
         return Ok(true);
-    }
+    };
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| !v.is_empty() && v != "0") {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
-            format!("redis-server is not installed and {REQUIRE_ENV} is set"),
+            format!("{missing} is not installed and {REQUIRE_ENV} is set"),
         ));
     }
     eprintln!(
         "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-         !!! SKIPPED: redis-server is not installed, so this Redis test did not run.\n\
+         !!! SKIPPED: {missing} is not installed, so this Redis test did not run.\n\
          !!! Install it: apt-get install -y redis-server (CI does, and sets {REQUIRE_ENV}=1).\n\
          !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
     );
@@ -558,7 +558,11 @@ fn available() -> io::Result<bool> {
 
 /// Whether `redis-server` is on the path.
 pub fn installed() -> bool {
-    Command::new("redis-server")
+    on_path("redis-server")
+}
+
+fn on_path(program: &str) -> bool {
+    Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
