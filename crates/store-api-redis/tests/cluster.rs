@@ -3,14 +3,16 @@
 //! the primary that holds their keys. Each test starts its own cluster (about 2 s).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use store_api::Limiter;
 use store_api_redis::testing::RedisCluster;
 use store_api_redis::{OnRedisError, RedisConfig, RedisDedupe, RedisLimiter, Topology};
-use store_api_webhooks::dedupe::{Claim, Dedupe, Processed, process_once};
+use store_api_webhooks::dedupe::{Claim, Dedupe};
 
 fn cluster() -> Option<RedisCluster> {
     RedisCluster::start().expect("cannot start the Redis Cluster")
@@ -30,15 +32,7 @@ async fn the_limiter_and_the_dedupe_work_over_a_cluster() {
             .unwrap()
     };
     let (a, b) = (make(), make());
-    let started = Instant::now();
-    a.acquire().await;
-    for (i, limiter) in [&b, &a, &b].into_iter().enumerate() {
-        limiter.acquire().await;
-        let at = started.elapsed();
-        let slot = Duration::from_millis(100 * (i as u64 + 1));
-        assert!(at + Duration::from_millis(30) >= slot, "slot {i} at {at:?}");
-        assert!(at < slot + Duration::from_millis(150), "slot {i} at {at:?}");
-    }
+    common::take_turns(&a, &b).await;
     assert!(!a.in_outage() && !b.in_outage(), "served by the cluster");
 
     let seeds = RedisConfig::cluster(cluster.urls());
@@ -51,33 +45,7 @@ async fn the_limiter_and_the_dedupe_work_over_a_cluster() {
             )
         })
         .collect();
-    let processed: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let mut deliveries = Vec::new();
-    for event in 0..60 {
-        for round in 0..3 {
-            let replica = replicas[(event + round) % 3].clone();
-            let processed = processed.clone();
-            deliveries.push(tokio::spawn(async move {
-                let id = format!("evt_{event}");
-                loop {
-                    let outcome = process_once(&*replica, &id, || async {
-                        *processed.lock().unwrap().entry(id.clone()).or_default() += 1;
-                        Ok::<_, std::io::Error>(())
-                    })
-                    .await
-                    .unwrap();
-                    match outcome {
-                        Processed::InProgress => tokio::time::sleep(Duration::from_millis(5)).await,
-                        _ => break,
-                    }
-                }
-            }));
-        }
-    }
-    for delivery in deliveries {
-        delivery.await.unwrap();
-    }
-    let processed = std::mem::take(&mut *processed.lock().unwrap());
+    let processed = common::deliver_each_event_thrice(&replicas, 60).await;
     assert_eq!(processed.len(), 60);
     assert!(processed.values().all(|&n| n == 1), "{processed:?}");
     let primaries: HashSet<usize> = (0..60)

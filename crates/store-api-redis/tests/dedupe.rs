@@ -3,13 +3,12 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{persistent_redis, redis};
 use store_api_redis::RedisDedupe;
-use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, Processed, process_once};
+use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, process_once};
 
 fn dedupe(url: &str) -> RedisDedupe {
     RedisDedupe::builder(url, "store_test").build().unwrap()
@@ -155,34 +154,7 @@ async fn a_persistent_redis_restart_keeps_done_markers() {
 async fn replicas_process_each_event_once() {
     let Some(server) = redis() else { return };
     let replicas: Vec<Arc<RedisDedupe>> = (0..3).map(|_| Arc::new(dedupe(&server.url()))).collect();
-    let processed: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let mut deliveries = Vec::new();
-    for event in 0..200 {
-        for round in 0..3 {
-            let replica = replicas[(event + round) % 3].clone();
-            let processed = processed.clone();
-            deliveries.push(tokio::spawn(async move {
-                let id = format!("evt_{event}");
-                loop {
-                    let outcome = process_once(&*replica, &id, || async {
-                        *processed.lock().unwrap().entry(id.clone()).or_default() += 1;
-                        Ok::<_, std::io::Error>(())
-                    })
-                    .await
-                    .unwrap();
-                    match outcome {
-                        // The service retries a 503 later.
-                        Processed::InProgress => tokio::time::sleep(Duration::from_millis(5)).await,
-                        _ => break,
-                    }
-                }
-            }));
-        }
-    }
-    for delivery in deliveries {
-        delivery.await.unwrap();
-    }
-    let processed = processed.lock().unwrap();
+    let processed = common::deliver_each_event_thrice(&replicas, 200).await;
     assert_eq!(processed.len(), 200);
     assert!(processed.values().all(|&n| n == 1), "{processed:?}");
 }

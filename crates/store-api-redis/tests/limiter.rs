@@ -107,20 +107,7 @@ async fn waiting_is_fair_across_replicas() {
             .build()
             .unwrap()
     };
-    let (a, b) = (make(), make());
-    let started = Instant::now();
-    let mut order = Vec::new();
-    // a takes the burst; then b, a, b reserve in turn and get consecutive slots.
-    a.acquire().await;
-    for (i, limiter) in [&b, &a, &b].into_iter().enumerate() {
-        limiter.acquire().await;
-        order.push((i, started.elapsed()));
-    }
-    for (i, at) in order {
-        let slot = Duration::from_millis(100 * (i as u64 + 1));
-        assert!(at + Duration::from_millis(30) >= slot, "slot {i} at {at:?}");
-        assert!(at < slot + Duration::from_millis(150), "slot {i} at {at:?}");
-    }
+    common::take_turns(&make(), &make()).await;
 }
 
 /// Redis killed mid-run: the limiter falls back (no panic, no error), and when Redis is back (empty)
@@ -254,7 +241,7 @@ async fn a_key_set_an_hour_ahead_never_stretches_a_wait() {
         .unwrap();
     let pause_key = format!("{}:pause", limiter.key());
     limiter.acquire().await;
-    let logs = common::capture_logs();
+    let (logs, _guard) = store_api_tests::capture::capture_traces();
     for key in [limiter.key(), pause_key.as_str()] {
         set_ahead(&server, key, Duration::from_secs(3600)).await;
         let started = Instant::now();
@@ -299,7 +286,7 @@ async fn a_pause_longer_than_the_maximum_is_capped() {
     };
     let (a, b) = (make(), make());
     b.acquire().await;
-    let logs = common::capture_logs();
+    let (logs, _guard) = store_api_tests::capture::capture_traces();
     a.pause_for(Duration::from_secs(86_400)).await;
     let started = Instant::now();
     tokio::time::timeout(Duration::from_secs(2), b.acquire())
