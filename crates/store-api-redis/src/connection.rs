@@ -120,11 +120,6 @@ impl RedisConfig {
         if !self.tls_requested() {
             return None;
         }
-        // rustls needs a process-wide provider when more than one is compiled in: ring, as elsewhere
-        // in the SDK, unless the program installed its own.
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
         Some(redis::TlsCertificates {
             client_tls: self
                 .client
@@ -170,10 +165,8 @@ impl RedisConfig {
             if let Some(ca) = &self.ca {
                 use rustls::pki_types::CertificateDer;
                 use rustls::pki_types::pem::PemObject;
-                let mut certificates = CertificateDer::pem_slice_iter(ca);
-                if !certificates.all(|c| c.is_ok())
-                    || CertificateDer::pem_slice_iter(ca).next().is_none()
-                {
+                let certificates: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(ca).collect();
+                if !certificates.is_ok_and(|certificates| !certificates.is_empty()) {
                     return Err(RedisError::Config(
                         "the CA certificate is not PEM (-----BEGIN CERTIFICATE-----)".into(),
                     ));
@@ -330,6 +323,14 @@ impl Connection {
     /// Checks the URLs and certificates; connects nothing.
     pub fn open(config: RedisConfig, timeout: Duration) -> Result<Connection, RedisError> {
         config.check()?;
+        // rustls needs a process-wide provider when more than one is compiled in: ring, as elsewhere
+        // in the SDK, unless the program installed its own.
+        #[cfg(feature = "tls")]
+        if config.nodes.iter().any(|url| url.starts_with("rediss://"))
+            && rustls::crypto::CryptoProvider::get_default().is_none()
+        {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         Ok(Connection {
             single: config.single_client()?,
             #[cfg(feature = "cluster")]
