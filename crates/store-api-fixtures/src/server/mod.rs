@@ -64,7 +64,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
             "/_emulator",
             control::router().route_layer(middleware::from_fn_with_state(
                 shared.clone(),
-                control::loopback_only,
+                control::admit,
             )),
         )
         .fallback(not_found)
