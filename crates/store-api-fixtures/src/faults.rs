@@ -183,7 +183,11 @@ impl TryFrom<FaultForm> for Fault {
     fn try_from(form: FaultForm) -> Result<Fault, String> {
         let needs = |field: &str| format!("{field} is required for kind {}", form.kind);
         let status = || form.status.ok_or_else(|| needs("status"));
-        let ms = || form.ms.ok_or_else(|| needs("ms")).map(Duration::from_millis);
+        let ms = || {
+            form.ms
+                .ok_or_else(|| needs("ms"))
+                .map(Duration::from_millis)
+        };
         let kind = match form.kind.as_str() {
             "status" => FaultKind::Status { status: status()? },
             "rate_limited" => FaultKind::RateLimited {
@@ -345,8 +349,10 @@ impl Fault {
             }
             _ => {}
         }
-        if let FaultKind::Delay { delay: pause } | FaultKind::SlowBody { interval: pause, .. } =
-            &self.kind
+        if let FaultKind::Delay { delay: pause }
+        | FaultKind::SlowBody {
+            interval: pause, ..
+        } = &self.kind
             && *pause > MAX_FAULT_DELAY
         {
             problems.push(format!(

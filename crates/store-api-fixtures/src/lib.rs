@@ -5,6 +5,7 @@
 pub mod artwork;
 mod clock;
 mod control;
+pub mod durable;
 mod emulator;
 mod error;
 mod events;

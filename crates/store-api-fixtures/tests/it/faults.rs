@@ -336,7 +336,10 @@ async fn a_redirect_points_at_another_host_and_processes_nothing() {
         .await
         .unwrap();
     assert_eq!(response.status(), 308);
-    assert_eq!(response.headers()["location"], "https://elsewhere.example/x");
+    assert_eq!(
+        response.headers()["location"],
+        "https://elsewhere.example/x"
+    );
 
     api.control(
         Method::POST,
@@ -374,7 +377,10 @@ async fn a_foreign_page_is_an_intermediarys_html_and_processes_nothing() {
             page.starts_with(&format!("<html><body><h1>{status} ")),
             "{page}"
         );
-        assert!(serde_json::from_str::<Value>(&page).is_err(), "not the envelope");
+        assert!(
+            serde_json::from_str::<Value>(&page).is_err(),
+            "not the envelope"
+        );
     }
     assert_eq!(emu.order_count(ALPHA), 0, "nothing was processed");
     inject(
@@ -412,13 +418,21 @@ async fn an_endless_body_processes_the_request_and_never_ends() {
     let mut received = Vec::new();
     // Far more than any answer of the service; it keeps coming.
     while received.len() < 8 << 20 {
-        let chunk = response.chunk().await.unwrap().expect("the body never ends");
+        let chunk = response
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the body never ends");
         received.extend_from_slice(&chunk);
     }
     assert!(received.starts_with(b"{\"items\":[{\"id\":"));
     assert!(serde_json::from_slice::<Value>(&received).is_err());
     drop(response);
-    assert_eq!(emu.order_count(ALPHA), 1, "processed before the endless answer");
+    assert_eq!(
+        emu.order_count(ALPHA),
+        1,
+        "processed before the endless answer"
+    );
     assert_eq!(post_order(&api, "f-endless").await.unwrap().status(), 409);
 }
 
@@ -450,7 +464,10 @@ async fn a_slow_body_sends_the_headers_then_trickles_the_whole_answer() {
         interval: Duration::from_secs(1),
         bytes: 16,
     };
-    assert_eq!(slow.header_value(), r#"{"kind":"slow_body","ms":1000,"bytes":16}"#);
+    assert_eq!(
+        slow.header_value(),
+        r#"{"kind":"slow_body","ms":1000,"bytes":16}"#
+    );
     let mut response = api
         .http
         .get(format!("{}/stores/{ALPHA}/orders/{id}", api.base))
