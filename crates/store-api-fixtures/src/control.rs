@@ -1,20 +1,26 @@
 //! The control operations outside the Store API: what the app and the provider do (key rotation,
-//! activation, webhook registration, moving orders, editing products). The `/_emulator` HTTP endpoints
-//! and the typed methods of [`Emulator`](crate::Emulator) both call these functions.
+//! activation, webhook registration, moving orders, editing products), and what a test drives or reads
+//! (faults, fake artwork hosts, the clock, the logs). The `/_emulator` HTTP endpoints
+//! (`server/control`, a thin adapter) and the typed methods of [`Emulator`](crate::Emulator) both call
+//! these functions, and nothing else.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use store_api_raw::open::{OrderStatus, WebhookTopic};
 use store_api_raw::types;
 
-use crate::Shared;
+use crate::artwork::FakeResource;
 use crate::error::ApiError;
 use crate::events::{PendingEvent, emit};
-use crate::logs::RequestRecord;
+use crate::faults::{Fault, canonical_operation};
+use crate::logs::{Delivery, RequestRecord};
+use crate::loopback::is_loopback_url;
 use crate::orders::{self, AppAction};
-use crate::state::{Delivery, Record};
+use crate::state::{Record, Shared};
 
 /// A store's credentials, as `GET /_emulator/stores` lists them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -86,7 +92,7 @@ pub(crate) fn set_webhooks(
             }
             Ok(parsed)
                 if !shared.config.allow_remote_webhooks
-                    && !crate::loopback::is_loopback_url(&parsed) =>
+                    && !is_loopback_url(&parsed) =>
             {
                 problems.push(format!(
                     "{topic} must be on a loopback host (127.0.0.1, ::1 or localhost) unless the emulator allows remote webhooks (--allow-remote-webhooks)"
@@ -109,18 +115,56 @@ pub(crate) fn set_webhooks(
 }
 
 /// Queues a fault for the next matching requests.
-pub(crate) fn inject_fault(shared: &Shared, mut fault: crate::Fault) -> Result<(), ApiError> {
-    let canonical = crate::server::faults::canonical_operation;
-    let problems = fault.problems(|operation| canonical(operation).is_some());
+pub(crate) fn inject_fault(shared: &Shared, mut fault: Fault) -> Result<(), ApiError> {
+    let problems = fault.problems(|operation| canonical_operation(operation).is_some());
     if !problems.is_empty() {
         return Err(ApiError::Invalid(problems));
     }
     // Either form of the operation's name matches the same requests.
     fault.operation = fault
         .operation
-        .and_then(|operation| canonical(&operation).map(str::to_owned));
+        .and_then(|operation| canonical_operation(&operation).map(str::to_owned));
     shared.faults().push(fault);
     Ok(())
+}
+
+/// The injected faults that have not fired yet, with their remaining counts.
+pub(crate) fn pending_faults(shared: &Shared) -> Vec<Fault> {
+    shared.faults().pending()
+}
+
+/// Drops every injected fault that has not fired yet.
+pub(crate) fn clear_faults(shared: &Shared) {
+    shared.faults().clear();
+}
+
+/// Replaces the fake public hosts the artwork downloader serves from (URL → resource).
+pub(crate) fn set_artwork_hosts(
+    shared: &Shared,
+    hosts: HashMap<String, FakeResource>,
+) -> Result<(), ApiError> {
+    shared
+        .downloader
+        .fake_hosts()
+        .replace(hosts)
+        .map_err(|e| ApiError::Invalid(vec![e.to_string()]))
+}
+
+/// A stored artwork image: its content type and bytes.
+pub(crate) fn image(shared: &Shared, image_id: &str) -> Result<(String, Bytes), ApiError> {
+    let state = shared.lock();
+    let Some(image) = state.images.get(image_id) else {
+        // An artwork still pointing at the image means it was stored, then evicted.
+        return Err(if state.artwork_uses_image(image_id) {
+            ApiError::NotFound(format!(
+                "Image {image_id} was evicted: the emulator keeps at most {} bytes of artwork images, evicting the oldest first",
+                shared.config.image_bytes_cap
+            ))
+        } else {
+            ApiError::NotFound("Image not found".into())
+        });
+    };
+    Ok((image.content_type.clone(), image.bytes.clone()))
 }
 
 /// The store's delivery attempts of the last [`LOG_RETENTION`](crate::LOG_RETENTION), oldest first.
@@ -138,15 +182,37 @@ pub(crate) fn requests(shared: &Shared, store_id: &str) -> Result<Vec<RequestRec
     Ok(shared.requests.recent(store_id, shared.clock.now()))
 }
 
-/// Moves a deterministic emulator's clock forward.
-pub(crate) fn advance_clock(shared: &Shared, by: std::time::Duration) -> Result<(), ApiError> {
+/// Moves a deterministic emulator's clock forward; the emulator's time after the move.
+pub(crate) fn advance_clock(
+    shared: &Shared,
+    by: std::time::Duration,
+) -> Result<DateTime<Utc>, ApiError> {
     if shared.clock.advance(by) {
-        Ok(())
+        Ok(shared.clock.now())
     } else {
         Err(ApiError::Conflict(
             "The emulator runs on the real clock; only a deterministic emulator (--deterministic SEED) can be advanced".into(),
         ))
     }
+}
+
+/// The store's orders, oldest first (none for an unknown store).
+pub(crate) fn orders(shared: &Shared, store_id: &str) -> Vec<types::Order> {
+    shared
+        .read()
+        .stores
+        .get(store_id)
+        .map(|s| s.orders.iter().map(|o| o.value.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Number of orders the store holds (0 for an unknown store).
+pub(crate) fn order_count(shared: &Shared, store_id: &str) -> usize {
+    shared
+        .read()
+        .stores
+        .get(store_id)
+        .map_or(0, |s| s.orders.len())
 }
 
 /// Applies `change` to one order and emits orders_update.

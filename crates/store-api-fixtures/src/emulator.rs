@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use store_api_raw::types;
@@ -14,12 +13,16 @@ use tokio::task::JoinHandle;
 
 use crate::artwork::{Downloader, FakeHosts, FetchLimits};
 use crate::clock::Clock;
+use crate::control::{self, StoreCredentials};
 use crate::error::ApiError;
-use crate::logs::RequestRecord;
+use crate::events;
+use crate::faults::Fault;
+use crate::logs::{Delivery, RequestRecord};
 use crate::orders::AppAction;
+use crate::ratelimit::StoreLimiter;
 use crate::seed::Seed;
-use crate::state::{DEFAULT_IMAGE_BYTES_CAP, Delivery, State};
-use crate::{Config, Shared, StoreCredentials, control, events, server};
+use crate::server;
+use crate::state::{Config, DEFAULT_IMAGE_BYTES_CAP, Shared, State};
 
 /// Why the emulator could not start.
 #[derive(Debug, thiserror::Error)]
@@ -279,27 +282,16 @@ impl EmulatorBuilder {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
-        let shared = Arc::new(Shared {
-            state: std::sync::RwLock::new(state),
-            write_turn: Mutex::default(),
-            limiter: self
-                .rate_limit
-                .then(|| server::ratelimit::StoreLimiter::new(clock.clone())),
-            clock,
-            requests: crate::logs::RequestLog::default(),
-            downloader,
-            http,
-            origin,
-            config: Config {
-                webhook_backoff: self.webhook_backoff,
-                allow_remote: self.allow_remote,
-                allow_remote_webhooks: self.allow_remote_webhooks,
-                image_bytes_cap: self.image_bytes_cap,
-            },
-            runtime: tokio::runtime::Handle::current(),
-            faults: Mutex::default(),
-            dirty: AtomicBool::new(false),
-        });
+        let limiter = self.rate_limit.then(|| StoreLimiter::new(clock.clone()));
+        let config = Config {
+            webhook_backoff: self.webhook_backoff,
+            allow_remote: self.allow_remote,
+            allow_remote_webhooks: self.allow_remote_webhooks,
+            image_bytes_cap: self.image_bytes_cap,
+        };
+        let shared = Arc::new(Shared::new(
+            state, clock, limiter, downloader, http, origin, config,
+        ));
         let (stop, stopped) = oneshot::channel::<()>();
         let app = server::router(shared.clone());
         let in_process = app.clone();
@@ -385,7 +377,7 @@ async fn save_on_change(shared: Arc<Shared>, path: PathBuf, interval: Duration) 
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        if !shared.dirty.swap(false, Ordering::Relaxed) {
+        if !shared.take_changed() {
             continue;
         }
         let (shared, path) = (shared.clone(), path.clone());
@@ -533,18 +525,18 @@ impl Emulator {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn inject_fault(&self, fault: crate::Fault) -> Result<(), ControlError> {
+    pub fn inject_fault(&self, fault: Fault) -> Result<(), ControlError> {
         Ok(control::inject_fault(&self.shared, fault)?)
     }
 
     /// The injected faults that have not fired yet, with their remaining counts.
-    pub fn pending_faults(&self) -> Vec<crate::Fault> {
-        self.shared.faults().pending()
+    pub fn pending_faults(&self) -> Vec<Fault> {
+        control::pending_faults(&self.shared)
     }
 
     /// Drops every injected fault that has not fired yet.
     pub fn clear_faults(&self) {
-        self.shared.faults().clear();
+        control::clear_faults(&self.shared);
     }
 
     /// The store's webhook delivery attempts of the last [`LOG_RETENTION`](crate::LOG_RETENTION)
@@ -569,7 +561,8 @@ impl Emulator {
     /// retries waiting for that time, auto-advance and log retention follow. Released work (a retry,
     /// an auto-advance) runs in the background right after. Refused (409) on the real clock.
     pub fn advance(&self, by: Duration) -> Result<(), ControlError> {
-        Ok(control::advance_clock(&self.shared, by)?)
+        control::advance_clock(&self.shared, by)?;
+        Ok(())
     }
 
     /// Moves an order one rung up the fulfillment ladder (fulfilled sets tracking and fulfilledAt).
@@ -632,21 +625,12 @@ impl Emulator {
 
     /// Number of orders the store holds (for exactly-once checks).
     pub fn order_count(&self, store_id: &str) -> usize {
-        self.shared
-            .read()
-            .stores
-            .get(store_id)
-            .map_or(0, |s| s.orders.len())
+        control::order_count(&self.shared, store_id)
     }
 
     /// The store's orders, oldest first.
     pub fn orders(&self, store_id: &str) -> Vec<types::Order> {
-        self.shared
-            .read()
-            .stores
-            .get(store_id)
-            .map(|s| s.orders.iter().map(|o| o.value.clone()).collect())
-            .unwrap_or_default()
+        control::orders(&self.shared, store_id)
     }
 
     /// Answers `request` in this process, without a socket, as the server answers it on a connection:

@@ -10,8 +10,8 @@ use store_api_raw::open::WebhookTopic;
 use store_api_raw::types;
 use store_api_webhooks::{SIGNATURE_HEADER, sign};
 
-use crate::Shared;
-use crate::state::Delivery;
+use crate::logs::Delivery;
+use crate::state::Shared;
 
 /// Attempts per event (the seed's limit).
 pub const MAX_ATTEMPTS: u32 = 5;

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use store_api_raw::contract;
 
 /// A request header naming a fault for that request alone, in the JSON form of `/_emulator/faults`
 /// without `operation`, `store` and `times` (the header already names one request):
@@ -288,6 +289,12 @@ impl Fault {
         self.operation.as_deref().is_none_or(|o| o == operation_id)
             && self.store.as_deref().is_none_or(|s| s == store_id)
     }
+}
+
+/// The operation's name as the fault queue matches it (the generated client's name), for either of the
+/// spec's forms (`createOrder` or `create_order`); `None` when the Store API has no such operation.
+pub(crate) fn canonical_operation(id: &str) -> Option<&'static str> {
+    contract::operation(id).map(|op| op.method_name)
 }
 
 /// The injected faults still to fire, in the order they were injected.

@@ -1,4 +1,4 @@
-//! The emulator's logs (webhook deliveries, Store API requests): kept [`LOG_RETENTION`] of emulator time
+//! The emulator's logs (webhook deliveries, Store API requests) and their entries: kept [`LOG_RETENTION`] of emulator time
 //! and at most [`LOG_CAP`] entries per store, oldest dropped first, so a long-running emulator's memory
 //! stays bounded.
 
@@ -19,7 +19,7 @@ pub(crate) trait Timed {
     fn at(&self) -> DateTime<Utc>;
 }
 
-impl Timed for crate::state::Delivery {
+impl Timed for Delivery {
     fn at(&self) -> DateTime<Utc> {
         self.at
     }
@@ -43,6 +43,31 @@ pub(crate) fn push<T: Timed>(log: &mut VecDeque<T>, entry: T, now: DateTime<Utc>
 /// The entries still kept at `now`, oldest first (reading drops nothing: the next write does).
 pub(crate) fn recent<T: Timed + Clone>(log: &VecDeque<T>, now: DateTime<Utc>) -> Vec<T> {
     log.iter().filter(|e| kept(*e, now)).cloned().collect()
+}
+
+/// One delivery attempt of a webhook event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Delivery {
+    /// The event's id (the same for every attempt of one event).
+    pub event_id: String,
+    /// The event's topic.
+    pub topic: String,
+    /// Where it was sent.
+    pub url: String,
+    /// 1 for the first attempt, up to 5.
+    pub attempt: u32,
+    /// The receiver's HTTP status, when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Why the attempt failed without a status (connection refused, timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Whether this attempt counted as delivered (a 2xx answer).
+    pub delivered: bool,
+    /// When the attempt was made.
+    pub at: DateTime<Utc>,
 }
 
 /// One Store API request of a known store.

@@ -6,8 +6,8 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
-use crate::API_PREFIX;
 use crate::emulator::ControlError;
+use crate::server::API_PREFIX;
 
 /// Why a control request to a remote emulator failed.
 #[derive(Debug, thiserror::Error)]

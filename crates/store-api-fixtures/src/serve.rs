@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use store_api_raw::open::WebhookTopic;
 
-use crate::{Emulator, EmulatorBuilder, EmulatorError, Seed};
+use crate::emulator::{Emulator, EmulatorBuilder, EmulatorError};
+use crate::seed::Seed;
 
 /// The emulator server's command-line options.
 #[derive(Debug, Clone, clap::Args)]

@@ -10,8 +10,17 @@
 //!
 //! Each receiver's handler takes 5 ms, then appends the event id to its own file; the conductor counts
 //! the ids of all three files against the events the emulator emitted: processed once, duplicates
-//! (more than once), lost (never processed). Full size 1,000 events; `--quick` (or `BENCH_QUICK=1`, or
-//! without `--bench`) 300. Prints `receivers_*=VALUE` lines for `cargo xtask bench`.
+//! (more than once), lost (never processed).
+//!
+//! A second run does the same on a private Redis Cluster (3 primaries, 3 replicas, node timeout 1 s),
+//! and also kills (SIGKILL) the primary of one slot half way through: its replica takes over within
+//! seconds. There the lease is 5 s and the retries start at 500 ms: the lease must outlast a failover
+//! (a `complete` that could not land meanwhile keeps trying within it), and the service's retries must
+//! outlast the lease of a killed receiver's claims.
+//!
+//! Full size 1,000 events a run; `--quick` (or `BENCH_QUICK=1`, or without `--bench`) 300. Prints
+//! `receivers_*=VALUE` and `receivers_cluster_*=VALUE` lines for `cargo xtask bench`;
+//! `RECEIVERS_RUNS=receivers_cluster` (say) runs only that one.
 
 use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
@@ -31,7 +40,7 @@ use futures::StreamExt;
 use store_api::{Client, NewOrder, RateLimiter};
 use store_api_fixtures::Emulator;
 use store_api_redis::RedisDedupe;
-use store_api_redis::testing::RedisServer;
+use store_api_redis::testing::{self, RedisCluster, RedisServer};
 use store_api_webhooks::dedupe::{Processed, process_once};
 use store_api_webhooks::{SIGNATURE_HEADER, Verifier};
 
@@ -68,10 +77,13 @@ async fn receiver() -> Result<(), BoxError> {
     let state = Receiver {
         verifier: Arc::new(Verifier::new(var("RC_KEY")?)),
         dedupe: Arc::new(
-            RedisDedupe::builder(var("RC_REDIS")?)
-                .lease(Duration::from_secs(1))
-                .key_prefix(var("RC_PREFIX")?)
-                .build()?,
+            RedisDedupe::builder(
+                testing::config_from_urls(&var("RC_REDIS")?),
+                var("RC_STORE")?,
+            )
+            .lease(Duration::from_millis(var("RC_LEASE_MS")?.parse()?))
+            .key_prefix(var("RC_PREFIX")?)
+            .build()?,
         ),
         log: Arc::new(std::sync::Mutex::new(
             std::fs::OpenOptions::new()
@@ -114,34 +126,93 @@ async fn handle(State(state): State<Receiver>, headers: HeaderMap, body: Bytes) 
 
 // ----------------------------------------------------------------------------------------- conductor
 
+/// One run: where the markers live, how long a claim lasts, and how fast the service retries.
+#[derive(Debug, Clone, Copy)]
+struct Scenario {
+    /// Prefix of the printed figures.
+    name: &'static str,
+    cluster: bool,
+    lease: Duration,
+    backoff: Duration,
+}
+
+const SCENARIOS: [Scenario; 2] = [
+    Scenario {
+        name: "receivers",
+        cluster: false,
+        lease: Duration::from_secs(1),
+        backoff: Duration::from_millis(200),
+    },
+    Scenario {
+        name: "receivers_cluster",
+        cluster: true,
+        lease: Duration::from_secs(5),
+        backoff: Duration::from_millis(500),
+    },
+];
+
+/// The Redis of a run.
+enum Backend {
+    Server(RedisServer),
+    Cluster(RedisCluster),
+}
+
+impl Backend {
+    fn urls(&self) -> String {
+        match self {
+            Backend::Server(server) => server.url(),
+            Backend::Cluster(cluster) => cluster.urls().join(","),
+        }
+    }
+}
+
 async fn conduct(events: usize) -> Result<(), BoxError> {
-    let Some(redis) = RedisServer::start()? else {
-        println!("receivers_skipped=1");
-        return Ok(());
-    };
+    let only = std::env::var("RECEIVERS_RUNS").unwrap_or_default();
+    for scenario in SCENARIOS {
+        if !only.is_empty() && !only.split(',').any(|run| run == scenario.name) {
+            continue;
+        }
+        let backend = if scenario.cluster {
+            RedisCluster::start()?.map(Backend::Cluster)
+        } else {
+            RedisServer::start()?.map(Backend::Server)
+        };
+        let Some(backend) = backend else {
+            println!("{}_skipped=1", scenario.name);
+            continue;
+        };
+        run(scenario, backend, events).await?;
+    }
+    Ok(())
+}
+
+async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<(), BoxError> {
     let emulator = Emulator::builder()
         .rate_limit(false)
         .network_downloads(false)
-        .webhook_backoff(Duration::from_millis(200))
+        .webhook_backoff(scenario.backoff)
         .start()
         .await?;
     let store = emulator
         .active_store()
         .ok_or("the seed has no active store")?;
     let dir = tempfile::tempdir()?;
-    let prefix = format!("bench:receivers:{}", std::process::id());
+    let prefix = format!("bench:{}:{}", scenario.name, std::process::id());
     let mut addrs = Vec::new();
     for _ in 0..RECEIVERS {
         // A free port, kept by the receiver across its restart.
         let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
         addrs.push(probe.local_addr()?);
     }
+    let redis_urls = backend.urls();
     let spawn = |index: usize| -> Result<tokio::process::Child, BoxError> {
         let mut command = tokio::process::Command::new(std::env::current_exe()?);
         command
             .env("RECEIVERS_CHILD", "1")
             .env("RC_KEY", &store.api_key)
-            .env("RC_REDIS", redis.url())
+            .env("RC_STORE", &store.id)
+            .env("RC_REDIS", &redis_urls)
+            .env("RC_LEASE_MS", scenario.lease.as_millis().to_string())
             .env("RC_PREFIX", &prefix)
             .env("RC_LOG", log_path(dir.path(), index))
             .env("RC_ADDR", addrs[index].to_string())
@@ -178,7 +249,7 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
                         let order = new_order(i)?;
                         client.orders().create(&order).await?;
                         created.fetch_add(1, Ordering::SeqCst);
-                        // Spread the events over a few seconds, so the kill lands mid-run.
+                        // Spread the events over a few seconds, so the kills land mid-run.
                         tokio::time::sleep(Duration::from_millis(20)).await;
                         Ok::<_, BoxError>(())
                     }
@@ -188,18 +259,51 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
                 .await
         })
     };
-    while created.load(Ordering::SeqCst) < events / 3 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let reach = |share: usize| {
+        let created = created.clone();
+        async move {
+            while created.load(Ordering::SeqCst) < share {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    reach(events / 3).await;
     children[1].kill().await?;
+    let receiver_killed_at = Instant::now();
     eprintln!(
         "receiver 1 killed after {} events",
         created.load(Ordering::SeqCst)
     );
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // On the cluster, a primary dies half way through, while receiver 1 is still down.
+    let failover = match &mut backend {
+        Backend::Cluster(cluster) => {
+            reach(events / 2).await;
+            let key = format!("{prefix}:failover");
+            let killed = cluster.kill_primary_of(&key)?;
+            eprintln!(
+                "primary {killed} killed after {} events",
+                created.load(Ordering::SeqCst)
+            );
+            Some((key, Instant::now()))
+        }
+        Backend::Server(_) => None,
+    };
+    tokio::time::sleep(Duration::from_secs(1).saturating_sub(receiver_killed_at.elapsed())).await;
     children[1] = spawn(1)?;
     wait_listening(addrs[1]).await?;
     eprintln!("receiver 1 started again");
+    let mut outage = None;
+    if let (Backend::Cluster(cluster), Some((key, killed_at))) = (&backend, failover) {
+        // Polls the nodes; the emulator and the proxy run on in this runtime meanwhile.
+        let promoted = tokio::task::block_in_place(|| {
+            cluster.wait_for_failover(&key, Duration::from_secs(30))
+        })?;
+        outage = Some(killed_at.elapsed());
+        eprintln!(
+            "node {promoted} took over after {:.2} s",
+            killed_at.elapsed().as_secs_f64()
+        );
+    }
     let creation_errors = creating.await?.into_iter().filter(Result::is_err).count();
 
     // Wait until every event got a 2xx, or its five attempts are spent.
@@ -226,7 +330,7 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
     for mut child in children {
         let _ = child.kill().await;
     }
-    drop(redis);
+    drop(backend);
 
     let mut processed: HashMap<String, u32> = HashMap::new();
     for index in 0..RECEIVERS {
@@ -247,23 +351,29 @@ async fn conduct(events: usize) -> Result<(), BoxError> {
     let attempts = emulator.webhook_deliveries(&store.id)?.len();
     emulator.shutdown().await;
 
+    let name = scenario.name;
     println!();
     println!(
-        "receivers: {RECEIVERS} processes behind a round-robin proxy, {events} events, one receiver killed and restarted"
+        "{name}: {RECEIVERS} processes behind a round-robin proxy, {events} events, one receiver killed and restarted{}",
+        if outage.is_some() {
+            ", one cluster primary killed"
+        } else {
+            ""
+        }
     );
-    println!("receivers_events={}", emitted.len());
-    println!("receivers_processed_once={once}");
-    println!("receivers_duplicates={duplicates}");
-    println!("receivers_lost={lost}");
-    println!("receivers_delivered={delivered}");
-    println!("receivers_attempts={attempts}");
-    println!("receivers_creation_errors={creation_errors}");
-    println!("receivers_wall_s={:.3}", wall.as_secs_f64());
+    println!("{name}_events={}", emitted.len());
+    println!("{name}_processed_once={once}");
+    println!("{name}_duplicates={duplicates}");
+    println!("{name}_lost={lost}");
+    println!("{name}_delivered={delivered}");
+    println!("{name}_attempts={attempts}");
+    println!("{name}_creation_errors={creation_errors}");
+    println!("{name}_wall_s={:.3}", wall.as_secs_f64());
+    if let Some(outage) = outage {
+        println!("{name}_outage_s={:.3}", outage.as_secs_f64());
+    }
     let passed = once == events && duplicates == 0 && lost == 0;
-    println!(
-        "receivers targets: {}",
-        if passed { "PASS" } else { "MISS" }
-    );
+    println!("{name} targets: {}", if passed { "PASS" } else { "MISS" });
     Ok(())
 }
 

@@ -12,11 +12,18 @@
 //! 3. `restart`: as `shared`, with Redis killed at 40% of the theoretical minimum and started again
 //!    (empty) a second later; the replicas fall back to `1 / replicas` of the limit meanwhile
 //!    (`RedisLimiterBuilder::replicas`). Figures: 429 count (target 0) and the ratio.
+//! 4. `cluster`: as `shared`, on a private Redis Cluster of 3 primaries and 3 replicas (the replicas
+//!    given its nodes as seeds). Figures: 429 count (target 0) and the ratio (target ≤ 1.05).
+//! 5. `failover`: as `cluster`, with the primary holding the store's keys killed (SIGKILL) at 40% of
+//!    the theoretical minimum; its replica takes over within seconds (node timeout 1 s), the replicas
+//!    fall back meanwhile. Figures: 429 count (target 0), the ratio, and how long the slot had no
+//!    primary.
 //!
 //! 429s are counted in each replica by wrapping its limiter: the transport calls `pause_for` for a 429
 //! and for nothing else. Full size: 4 processes × 8 tasks × 4 calls (128 requests, about 60 s a run);
 //! `--quick` (or `BENCH_QUICK=1`, or without `--bench` as `cargo test --benches` runs it): 4 × 8 × 2
 //! (64 requests, about 27 s a run). Prints `shared_limit_*=VALUE` lines for `cargo xtask bench`.
+//! `SHARED_LIMIT_MODES=cluster,failover` (say) runs only those runs.
 
 use std::error::Error;
 use std::process::Stdio;
@@ -27,7 +34,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use store_api::{Client, Limiter, LimiterFuture, RateLimiter};
 use store_api_fixtures::Emulator;
 use store_api_redis::RedisLimiter;
-use store_api_redis::testing::RedisServer;
+use store_api_redis::testing::{self, RedisCluster, RedisServer};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -58,16 +65,43 @@ enum Mode {
     Shared,
     Unshared,
     Restart,
+    Cluster,
+    Failover,
 }
 
 impl Mode {
+    const ALL: [Mode; 5] = [
+        Mode::Shared,
+        Mode::Unshared,
+        Mode::Restart,
+        Mode::Cluster,
+        Mode::Failover,
+    ];
+
     fn name(self) -> &'static str {
         match self {
             Mode::Shared => "shared",
             Mode::Unshared => "unshared",
             Mode::Restart => "restart",
+            Mode::Cluster => "cluster",
+            Mode::Failover => "failover",
         }
     }
+
+    fn on_cluster(self) -> bool {
+        matches!(self, Mode::Cluster | Mode::Failover)
+    }
+
+    /// When Redis is hit, as a fraction of the theoretical minimum.
+    fn fault_at(self) -> Option<f64> {
+        matches!(self, Mode::Restart | Mode::Failover).then_some(0.4)
+    }
+}
+
+/// The Redis of the runs: one server, and a cluster started for the runs that need it.
+struct Backends {
+    server: RedisServer,
+    cluster: Option<RedisCluster>,
 }
 
 #[derive(Debug, Default)]
@@ -77,6 +111,8 @@ struct Run {
     errors: u64,
     fallback: u64,
     wall: Duration,
+    /// How long the store's slot had no primary (failover run).
+    failover: Option<Duration>,
 }
 
 impl Run {
@@ -90,10 +126,14 @@ impl Run {
 }
 
 async fn conduct(calls: u32) -> Result<(), BoxError> {
-    let Some(mut redis) = RedisServer::start()? else {
+    let Some(server) = RedisServer::start()? else {
         // Loud message already printed; nothing to measure.
         println!("shared_limit_skipped=1");
         return Ok(());
+    };
+    let mut backends = Backends {
+        server,
+        cluster: None,
     };
     let emulator = Emulator::builder()
         .rate_limit(true)
@@ -103,13 +143,16 @@ async fn conduct(calls: u32) -> Result<(), BoxError> {
     let mut results = Vec::new();
     // `SHARED_LIMIT_MODES=restart` (say) runs only some of the runs, for a diagnosis.
     let only = std::env::var("SHARED_LIMIT_MODES").unwrap_or_default();
-    for mode in [Mode::Shared, Mode::Unshared, Mode::Restart] {
+    for mode in Mode::ALL {
         if !only.is_empty() && !only.split(',').any(|m| m == mode.name()) {
             continue;
         }
+        if mode.on_cluster() && backends.cluster.is_none() {
+            backends.cluster = Some(RedisCluster::start()?.ok_or("redis-server is missing")?);
+        }
         // Stores are independent buckets on the emulator: give each run a full one by waiting it out.
         tokio::time::sleep(Duration::from_secs(6)).await;
-        let run = run(mode, calls, &emulator, &mut redis).await?;
+        let run = run(mode, calls, &emulator, &mut backends).await?;
         eprintln!(
             "{:>8}: {} requests ({} through the fallback), {} × 429, {} errors, wall {:.2} s, minimum {:.2} s, ratio {:.4}",
             mode.name(),
@@ -137,11 +180,16 @@ async fn conduct(calls: u32) -> Result<(), BoxError> {
         println!("shared_limit_{name}_errors={}", run.errors);
         println!("shared_limit_{name}_fallback={}", run.fallback);
         println!("shared_limit_{name}_wall_s={:.3}", run.wall.as_secs_f64());
-        // The restart run's target is 429s only: after an outage the replicas assume the service's
+        if let Some(failover) = run.failover {
+            println!("shared_limit_{name}_outage_s={:.3}", failover.as_secs_f64());
+        }
+        // The fault runs' target is 429s only: after an outage the replicas assume the service's
         // bucket is empty (they cannot know), which costs up to a burst's worth of intervals.
         match mode {
-            Mode::Shared => passed &= run.status_429 == 0 && run.ratio() <= TARGET_RATIO,
-            Mode::Restart => passed &= run.status_429 == 0,
+            Mode::Shared | Mode::Cluster => {
+                passed &= run.status_429 == 0 && run.ratio() <= TARGET_RATIO;
+            }
+            Mode::Restart | Mode::Failover => passed &= run.status_429 == 0,
             Mode::Unshared => {}
         }
     }
@@ -159,12 +207,19 @@ async fn run(
     mode: Mode,
     calls: u32,
     emulator: &Emulator,
-    redis: &mut RedisServer,
+    backends: &mut Backends,
 ) -> Result<Run, BoxError> {
     let store = emulator
         .active_store()
         .ok_or("the seed has no active store")?;
     let start_at = unix_ms() + 1_500;
+    // A fresh bucket per run, as a fresh store would have.
+    let prefix = format!("bench:{}:{}", mode.name(), start_at);
+    let redis = match (mode, &backends.cluster) {
+        (Mode::Unshared, _) => String::new(),
+        (Mode::Cluster | Mode::Failover, Some(cluster)) => cluster.urls().join(","),
+        _ => backends.server.url(),
+    };
     let mut children = Vec::new();
     for _ in 0..PROCESSES {
         let mut command = tokio::process::Command::new(std::env::current_exe()?);
@@ -173,16 +228,8 @@ async fn run(
             .env("SL_BASE_URL", emulator.base_url())
             .env("SL_STORE", &store.id)
             .env("SL_KEY", &store.api_key)
-            .env(
-                "SL_REDIS",
-                if mode == Mode::Unshared {
-                    String::new()
-                } else {
-                    redis.url()
-                },
-            )
-            // A fresh bucket per run, as a fresh store would have.
-            .env("SL_PREFIX", format!("bench:{}:{}", mode.name(), start_at))
+            .env("SL_REDIS", &redis)
+            .env("SL_PREFIX", &prefix)
             .env("SL_CALLS", calls.to_string())
             .env("SL_START_AT", start_at.to_string())
             .stdout(Stdio::piped())
@@ -190,17 +237,42 @@ async fn run(
             .kill_on_drop(true);
         children.push(command.spawn()?);
     }
-    if mode == Mode::Restart {
+    let mut failover = None;
+    if let Some(fraction) = mode.fault_at() {
         let minimum = (f64::from(PROCESSES * TASKS * calls) - BURST) / PER_SECOND;
-        let kill_at = start_at + (minimum * 400.0) as u64;
-        tokio::time::sleep(Duration::from_millis(kill_at.saturating_sub(unix_ms()))).await;
-        redis.stop();
-        eprintln!("   redis-server killed at {} ms", unix_ms());
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        redis.restart()?;
-        eprintln!("   redis-server started again (empty) at {} ms", unix_ms());
+        let fault_at = start_at + (minimum * fraction * 1_000.0) as u64;
+        tokio::time::sleep(Duration::from_millis(fault_at.saturating_sub(unix_ms()))).await;
+        if let Some(cluster) = backends.cluster.as_mut().filter(|_| mode.on_cluster()) {
+            let key = limiter(&redis, emulator.base_url(), &store.id, &prefix)?
+                .key()
+                .to_owned();
+            let killed = cluster.kill_primary_of(&key)?;
+            let killed_at = std::time::Instant::now();
+            eprintln!(
+                "   primary {killed} of the store's slot killed at {} ms",
+                unix_ms()
+            );
+            // Polls the nodes; the emulator runs on in this runtime meanwhile.
+            let promoted = tokio::task::block_in_place(|| {
+                cluster.wait_for_failover(&key, Duration::from_secs(30))
+            })?;
+            failover = Some(killed_at.elapsed());
+            eprintln!(
+                "   node {promoted} took over after {:.2} s",
+                killed_at.elapsed().as_secs_f64()
+            );
+        } else {
+            backends.server.stop();
+            eprintln!("   redis-server killed at {} ms", unix_ms());
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            backends.server.restart()?;
+            eprintln!("   redis-server started again (empty) at {} ms", unix_ms());
+        }
     }
-    let mut total = Run::default();
+    let mut total = Run {
+        failover,
+        ..Run::default()
+    };
     let mut end = start_at;
     for child in children {
         let output = child.wait_with_output().await?;
@@ -226,6 +298,23 @@ async fn run(
     Ok(total)
 }
 
+/// A replica's limiter: on the Redis `redis` names (one URL, or a cluster's nodes separated by
+/// commas), falling back to a quarter of the limit each.
+fn limiter(
+    redis: &str,
+    base_url: impl Into<String>,
+    store: &str,
+    prefix: &str,
+) -> Result<RedisLimiter, BoxError> {
+    Ok(
+        RedisLimiter::builder(testing::config_from_urls(redis), base_url, store)
+            .key_prefix(prefix)
+            .replicas(PROCESSES)
+            .command_timeout(Duration::from_millis(250))
+            .build()?,
+    )
+}
+
 /// One replica: 8 tasks × `SL_CALLS` calls of `GET /status`, from `SL_START_AT`.
 async fn child() -> Result<(), BoxError> {
     let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
@@ -237,13 +326,7 @@ async fn child() -> Result<(), BoxError> {
     let shared = if redis_url.is_empty() {
         None
     } else {
-        Some(
-            RedisLimiter::builder(redis_url, &base_url, &store)
-                .key_prefix(var("SL_PREFIX")?)
-                .replicas(PROCESSES)
-                .command_timeout(Duration::from_millis(250))
-                .build()?,
-        )
+        Some(limiter(&redis_url, &base_url, &store, &var("SL_PREFIX")?)?)
     };
     let limiter: Arc<Counting> = match &shared {
         None => Counting::new(Arc::new(RateLimiter::new())),

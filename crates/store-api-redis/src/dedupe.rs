@@ -1,13 +1,14 @@
 //! Webhook events processed once across replicas, on Redis.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::Script;
 use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, DedupeError, DedupeFuture};
 
-use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT};
+use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT, RedisConfig};
 use crate::error::RedisError;
+use crate::keys;
 
 /// How long a claim blocks other deliveries when its owner neither completes nor abandons it (it died):
 /// 30 seconds, like `MemoryDedupe`. Longer than any handler should take, shorter than the service's
@@ -17,6 +18,9 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// How long a done marker is kept: 15 days. The service keeps its delivery log, and so retries an event
 /// at the latest, within 14 days; one more day covers clock and queue slack.
 pub const DEFAULT_DONE_TTL: Duration = Duration::from_secs(15 * 24 * 3600);
+
+/// How long `complete` waits between attempts while Redis cannot answer (a cluster failing over).
+const COMPLETE_RETRY: Duration = Duration::from_millis(100);
 
 /// The value of a done marker. Claims hold `claim:<owner token>`, which can never equal it.
 const DONE: &str = "done";
@@ -41,22 +45,41 @@ end
 return 0
 ";
 
-/// A [`Dedupe`] shared by every replica that uses the same Redis and key prefix.
+/// A [`Dedupe`] of one store's events, shared by every replica that uses the same Redis, key prefix
+/// and store id.
 ///
-/// Fails closed: when Redis cannot answer, every method returns a [`DedupeError`], so
+/// Fails closed: when Redis cannot answer, [`Dedupe::begin`] returns a [`DedupeError`], so
 /// [`process_once`](store_api_webhooks::dedupe::process_once) does not run the handler and the receiver
 /// answers 5xx; the service delivers again later. A claim is taken with an owner token unique to this
 /// claim and a lease; [`Dedupe::abandon`] deletes it only while this owner holds it;
-/// [`Dedupe::complete`] replaces it with a done marker kept [`DEFAULT_DONE_TTL`].
+/// [`Dedupe::complete`] replaces it with a done marker kept [`DEFAULT_DONE_TTL`]. Once the handler has
+/// run, `complete` keeps trying for up to the lease while Redis cannot answer (a cluster electing a
+/// new primary takes seconds): the claim holds other deliveries off meanwhile, so the event is still
+/// processed once.
 ///
-/// Redis restarts keep the guarantee only if Redis persists its data: run it with
-/// `appendonly yes` (and `appendfsync always` to lose nothing). Without persistence a restart forgets
-/// the done markers, and a delivery retried after it is processed again.
+/// Keys are `{prefix}:{store id}:{event id}`: two stores on one Redis never share a key (the store id
+/// has `:`, `|`, `{`, `}` and `%` percent-encoded). On a Redis Cluster each event's key lives in the
+/// slot of its own name, so events spread over the primaries.
+///
+/// What holds when Redis fails:
+///
+/// - Unreachable (or a primary failing over, until its replica is promoted): claims fail, the
+///   receiver answers 5xx and the service delivers again; nothing is processed for want of Redis.
+/// - Restarted: the markers survive only if Redis persists them (`appendonly yes`, and
+///   `appendfsync always` to lose nothing); otherwise a delivery retried after the restart is
+///   processed again.
+/// - A primary killed and its replica promoted: replication is asynchronous, so a claim or a done
+///   marker written in the last moments before the crash, and not yet copied, is gone on the replica.
+///   A lost done marker lets a later delivery of that event run again; a lost claim lets another
+///   delivery run while the first still does. Everything written before that instant holds.
+/// - A slot moving between primaries (resharding): each key moves atomically (`MIGRATE`) and the
+///   client follows `ASK`/`MOVED`, so a claim is taken on whichever primary holds the key: all
+///   guarantees hold.
 ///
 /// ```no_run
 /// use store_api_webhooks::dedupe::{Processed, process_once};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let dedupe = store_api_redis::RedisDedupe::builder("redis://127.0.0.1:6379/").build()?;
+/// let dedupe = store_api_redis::RedisDedupe::builder("redis://127.0.0.1:6379/", "store_alpha").build()?;
 /// let outcome = process_once(&dedupe, "evt_1", || async { Ok::<_, std::io::Error>(()) }).await;
 /// assert!(matches!(outcome, Ok(Processed::Done(()))));
 /// # Ok(())
@@ -64,6 +87,7 @@ return 0
 /// ```
 pub struct RedisDedupe {
     connection: Connection,
+    /// `{prefix}:{store id}:`, to which the event id is appended.
     prefix: String,
     lease: Duration,
     done_ttl: Duration,
@@ -86,7 +110,8 @@ impl fmt::Debug for RedisDedupe {
 #[derive(Debug)]
 #[must_use]
 pub struct RedisDedupeBuilder {
-    redis_url: String,
+    redis: RedisConfig,
+    store_id: String,
     prefix: String,
     lease: Duration,
     done_ttl: Duration,
@@ -94,7 +119,9 @@ pub struct RedisDedupeBuilder {
 }
 
 impl RedisDedupeBuilder {
-    /// How long an unfinished claim blocks other deliveries (default [`DEFAULT_LEASE`]).
+    /// How long an unfinished claim blocks other deliveries (default [`DEFAULT_LEASE`]), and how long
+    /// `complete` keeps trying while Redis cannot answer. Longer than your handler takes, and than a
+    /// failover of your Redis takes.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease.max(Duration::from_millis(1));
         self
@@ -106,7 +133,7 @@ impl RedisDedupeBuilder {
         self
     }
 
-    /// Prefix of the Redis keys (default `store-api:webhooks`): one per receiving service.
+    /// Prefix of the Redis keys (default `store-api:webhooks`); the store id follows it.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
@@ -121,8 +148,8 @@ impl RedisDedupeBuilder {
     /// Builds the store. Does not connect: the first delivery does.
     pub fn build(self) -> Result<RedisDedupe, RedisError> {
         Ok(RedisDedupe {
-            connection: Connection::open(&self.redis_url, self.timeout)?,
-            prefix: self.prefix,
+            connection: Connection::open(self.redis, self.timeout)?,
+            prefix: format!("{}:{}:", self.prefix, keys::part(&self.store_id)),
             lease: self.lease,
             done_ttl: self.done_ttl,
             begin: Script::new(BEGIN),
@@ -132,10 +159,15 @@ impl RedisDedupeBuilder {
 }
 
 impl RedisDedupe {
-    /// Settings for a store on the Redis at `redis_url`.
-    pub fn builder(redis_url: impl Into<String>) -> RedisDedupeBuilder {
+    /// Settings for the events of `store_id` (the `storeId` of every event its key signs) on the
+    /// Redis at `redis` (a URL or a [`RedisConfig`]).
+    pub fn builder(
+        redis: impl Into<RedisConfig>,
+        store_id: impl Into<String>,
+    ) -> RedisDedupeBuilder {
         RedisDedupeBuilder {
-            redis_url: redis_url.into(),
+            redis: redis.into(),
+            store_id: store_id.into(),
             prefix: "store-api:webhooks".to_owned(),
             lease: DEFAULT_LEASE,
             done_ttl: DEFAULT_DONE_TTL,
@@ -143,8 +175,9 @@ impl RedisDedupe {
         }
     }
 
-    fn key(&self, event_id: &str) -> String {
-        format!("{}:{event_id}", self.prefix)
+    /// The Redis key of `event_id`.
+    pub fn key(&self, event_id: &str) -> String {
+        format!("{}{event_id}", self.prefix)
     }
 
     async fn begin_claim(&self, event_id: &str) -> Result<Claim, RedisError> {
@@ -168,24 +201,29 @@ impl RedisDedupe {
         }
     }
 
+    /// Replaces the claim with the done marker, trying again while Redis cannot answer, for up to the
+    /// lease: the handler has run, and answering 5xx now would have the service deliver the event
+    /// again once the claim expires.
     async fn mark_done(&self, event_id: &str) -> Result<(), RedisError> {
-        let mut connection = self.connection.get().await?;
         let command = redis::cmd("SET")
             .arg(self.key(event_id))
             .arg(DONE)
             .arg("PX")
             .arg(millis(self.done_ttl))
             .to_owned();
-        match tokio::time::timeout(
-            self.connection.timeout,
-            command.query_async::<()>(&mut connection),
-        )
-        .await
-        {
-            Ok(result) => result?,
-            Err(_) => return Err(RedisError::Timeout(self.connection.timeout)),
+        let deadline = Instant::now() + self.lease;
+        loop {
+            match self.connection.query::<()>(&command).await {
+                Ok(()) => return Ok(()),
+                Err(error)
+                    if error.is_transient() && Instant::now() + COMPLETE_RETRY < deadline =>
+                {
+                    tracing::debug!(event_id, %error, "marking a webhook event done: trying again");
+                    tokio::time::sleep(COMPLETE_RETRY).await;
+                }
+                Err(error) => return Err(error),
+            }
         }
-        Ok(())
     }
 
     async fn release(&self, event_id: &str, token: ClaimToken) -> Result<(), RedisError> {

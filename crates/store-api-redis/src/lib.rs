@@ -6,15 +6,20 @@
 //! This crate moves those two pieces of state into Redis:
 //!
 //! - [`RedisLimiter`] (feature `limiter`): the store's GCRA bucket as one Lua script run atomically on
-//!   the server (its clock, one round trip per token), keyed by base URL and store id. A 429's
-//!   `Retry-After` or `X-RateLimit-Remaining: 0` seen by one replica pauses all of them. Callers reserve
-//!   their slot in arrival order, so no replica starves. If Redis is unreachable it falls back to an
-//!   in-process limiter (the default, logged once per outage) or keeps requests waiting
-//!   ([`OnRedisError`]).
-//! - [`RedisDedupe`] (feature `dedupe`): claims with an owner token and a lease (`SET NX PX`), done
-//!   markers kept 15 days (the service keeps retrying for at most the 14 days of its delivery log),
-//!   abandon by the owner only (compare-and-delete). Any Redis failure is an error, so the receiver
-//!   answers 5xx and the service delivers again later: it never processes twice for want of Redis.
+//!   the server (its clock, one round trip per token), keyed by the normalised base URL and the store
+//!   id. A 429's `Retry-After` or `X-RateLimit-Remaining: 0` seen by one replica pauses all of them.
+//!   Callers reserve their slot in arrival order, so no replica starves; no wait exceeds the maximum
+//!   pause ([`RedisLimiterBuilder::max_pause`], the client's 10 s by default), whatever Redis's clock
+//!   says. If Redis is unreachable it falls back to an in-process limiter (the default, logged once per
+//!   outage) or keeps requests waiting ([`OnRedisError`]).
+//! - [`RedisDedupe`] (feature `dedupe`): one store's events, claimed with an owner token and a lease
+//!   (`SET NX PX`), done markers kept 15 days (the service keeps retrying for at most the 14 days of
+//!   its delivery log), abandon by the owner only (compare-and-delete). Any Redis failure before the
+//!   handler is an error, so the receiver answers 5xx and the service delivers again later: it never
+//!   processes twice for want of Redis. What holds while a cluster primary fails over is listed there.
+//! - [`RedisConfig`] (features `tls` and `cluster`, on by default): one server by URL (`redis://`,
+//!   `redis+unix://`), TLS (`rediss://`, rustls with ring, a custom CA and a client certificate), or a
+//!   Redis Cluster (detected behind one URL, or given its seed nodes).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,7 +35,7 @@
 //!     .api_key("csk_ce4d6676e735329b21b3d864ca427df5")
 //!     .limiter(Arc::new(limiter))
 //!     .build()?;
-//! let dedupe = RedisDedupe::builder("redis://127.0.0.1:6379/").build()?;
+//! let dedupe = RedisDedupe::builder("redis://127.0.0.1:6379/", "store_alpha").build()?;
 //! # let _ = (client, dedupe);
 //! # Ok(())
 //! # }
@@ -38,15 +43,20 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Without either component nothing connects: the crate only names its settings then.
+#[cfg_attr(not(any(feature = "limiter", feature = "dedupe")), allow(dead_code))]
 mod connection;
 #[cfg(feature = "dedupe")]
 mod dedupe;
 mod error;
+#[cfg(any(feature = "limiter", feature = "dedupe"))]
+mod keys;
 #[cfg(feature = "limiter")]
 mod limiter;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use connection::{RedisConfig, Topology};
 #[cfg(feature = "dedupe")]
 pub use dedupe::{DEFAULT_DONE_TTL, DEFAULT_LEASE, RedisDedupe, RedisDedupeBuilder};
 pub use error::RedisError;

@@ -3,16 +3,15 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{persistent_redis, redis};
 use store_api_redis::RedisDedupe;
-use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, Processed, process_once};
+use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, process_once};
 
 fn dedupe(url: &str) -> RedisDedupe {
-    RedisDedupe::builder(url).build().unwrap()
+    RedisDedupe::builder(url, "store_test").build().unwrap()
 }
 
 #[tokio::test]
@@ -35,7 +34,7 @@ async fn done_markers_are_kept_at_least_fourteen_days() {
     let client = redis::Client::open(server.url()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
     let ttl: i64 = redis::cmd("PTTL")
-        .arg("store-api:webhooks:evt_ttl")
+        .arg(a.key("evt_ttl"))
         .query_async(&mut connection)
         .await
         .unwrap();
@@ -46,11 +45,11 @@ async fn done_markers_are_kept_at_least_fourteen_days() {
 async fn only_the_owner_abandons() {
     let Some(server) = redis() else { return };
     let lease = Duration::from_millis(200);
-    let a = RedisDedupe::builder(server.url())
+    let a = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
-    let b = RedisDedupe::builder(server.url())
+    let b = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
@@ -78,11 +77,11 @@ async fn only_the_owner_abandons() {
 async fn an_expired_lease_lets_another_replica_process() {
     let Some(server) = redis() else { return };
     let lease = Duration::from_millis(150);
-    let a = RedisDedupe::builder(server.url())
+    let a = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
-    let b = RedisDedupe::builder(server.url())
+    let b = RedisDedupe::builder(server.url(), "store_test")
         .lease(lease)
         .build()
         .unwrap();
@@ -99,7 +98,7 @@ async fn an_expired_lease_lets_another_replica_process() {
 #[tokio::test]
 async fn fails_closed_when_redis_is_gone() {
     let Some(mut server) = redis() else { return };
-    let a = RedisDedupe::builder(server.url())
+    let a = RedisDedupe::builder(server.url(), "store_test")
         .command_timeout(Duration::from_millis(300))
         .build()
         .unwrap();
@@ -155,34 +154,36 @@ async fn a_persistent_redis_restart_keeps_done_markers() {
 async fn replicas_process_each_event_once() {
     let Some(server) = redis() else { return };
     let replicas: Vec<Arc<RedisDedupe>> = (0..3).map(|_| Arc::new(dedupe(&server.url()))).collect();
-    let processed: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let mut deliveries = Vec::new();
-    for event in 0..200 {
-        for round in 0..3 {
-            let replica = replicas[(event + round) % 3].clone();
-            let processed = processed.clone();
-            deliveries.push(tokio::spawn(async move {
-                let id = format!("evt_{event}");
-                loop {
-                    let outcome = process_once(&*replica, &id, || async {
-                        *processed.lock().unwrap().entry(id.clone()).or_default() += 1;
-                        Ok::<_, std::io::Error>(())
-                    })
-                    .await
-                    .unwrap();
-                    match outcome {
-                        // The service retries a 503 later.
-                        Processed::InProgress => tokio::time::sleep(Duration::from_millis(5)).await,
-                        _ => break,
-                    }
-                }
-            }));
-        }
-    }
-    for delivery in deliveries {
-        delivery.await.unwrap();
-    }
-    let processed = processed.lock().unwrap();
+    let processed = common::deliver_each_event_thrice(&replicas, 200).await;
     assert_eq!(processed.len(), 200);
     assert!(processed.values().all(|&n| n == 1), "{processed:?}");
+}
+
+/// Two stores on one Redis never share a key: the same event id is claimed and completed for each
+/// store separately.
+#[tokio::test]
+async fn stores_do_not_share_event_keys() {
+    let Some(server) = redis() else { return };
+    let alpha = RedisDedupe::builder(server.url(), "store_alpha")
+        .build()
+        .unwrap();
+    let beta = RedisDedupe::builder(server.url(), "store_beta")
+        .build()
+        .unwrap();
+    assert_ne!(alpha.key("evt_1"), beta.key("evt_1"));
+    assert!(matches!(
+        alpha.begin("evt_1").await.unwrap(),
+        Claim::Fresh(_)
+    ));
+    alpha.complete("evt_1").await.unwrap();
+    assert!(matches!(
+        beta.begin("evt_1").await.unwrap(),
+        Claim::Fresh(_)
+    ));
+    assert_eq!(alpha.begin("evt_1").await.unwrap(), Claim::Duplicate);
+    // A store id holding the separator cannot reach another store's keys.
+    let tricky = RedisDedupe::builder(server.url(), "store_alpha:evt")
+        .build()
+        .unwrap();
+    assert_ne!(tricky.key("1"), alpha.key("evt:1"));
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use common::{Counting, redis};
 use store_api::{Client, Limiter};
 use store_api_fixtures::Emulator;
+use store_api_redis::testing::RedisServer;
 use store_api_redis::{OnRedisError, RedisLimiter};
 
 fn limiter(url: &str, base_url: &str, store: &str) -> RedisLimiter {
@@ -106,20 +107,7 @@ async fn waiting_is_fair_across_replicas() {
             .build()
             .unwrap()
     };
-    let (a, b) = (make(), make());
-    let started = Instant::now();
-    let mut order = Vec::new();
-    // a takes the burst; then b, a, b reserve in turn and get consecutive slots.
-    a.acquire().await;
-    for (i, limiter) in [&b, &a, &b].into_iter().enumerate() {
-        limiter.acquire().await;
-        order.push((i, started.elapsed()));
-    }
-    for (i, at) in order {
-        let slot = Duration::from_millis(100 * (i as u64 + 1));
-        assert!(at + Duration::from_millis(30) >= slot, "slot {i} at {at:?}");
-        assert!(at < slot + Duration::from_millis(150), "slot {i} at {at:?}");
-    }
+    common::take_turns(&make(), &make()).await;
 }
 
 /// Redis killed mid-run: the limiter falls back (no panic, no error), and when Redis is back (empty)
@@ -207,4 +195,151 @@ async fn an_unreachable_redis_falls_back_from_the_first_request() {
         .await
         .expect("falls back");
     assert!(limiter.in_outage());
+}
+
+/// Sets `key` to Redis's clock plus `ahead`, as a step back of that clock leaves the keys written
+/// before it.
+async fn set_ahead(server: &RedisServer, key: &str, ahead: Duration) {
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let (seconds, micros): (u64, u64) = redis::cmd("TIME")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let at = seconds * 1_000_000 + micros + ahead.as_micros() as u64;
+    let _: () = redis::cmd("SET")
+        .arg(key)
+        .arg(at)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+}
+
+async fn delete(server: &RedisServer, keys: &[&str]) {
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg(keys)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+}
+
+/// Redis's clock steps back an hour (an NTP step, a restored VM, a failover to a lagging node): the
+/// bucket's keys now lie an hour ahead of that clock. Before the fix the next `acquire` waited the
+/// hour. Now no wait exceeds the maximum pause, the capping is logged with its reason, and once the
+/// keys are deleted (or the clock is back) the floors this process kept do not hold it back: they
+/// count down on its own clock and are gone within the maximum pause.
+#[tokio::test]
+async fn a_key_set_an_hour_ahead_never_stretches_a_wait() {
+    let Some(server) = redis() else { return };
+    let max_pause = Duration::from_millis(500);
+    let limiter = RedisLimiter::builder(server.url(), "http://h", "clock")
+        .rate(1, Duration::from_millis(100))
+        .max_pause(max_pause)
+        .build()
+        .unwrap();
+    let pause_key = format!("{}:pause", limiter.key());
+    limiter.acquire().await;
+    let (logs, _guard) = store_api_tests::capture::capture_traces();
+    for key in [limiter.key(), pause_key.as_str()] {
+        set_ahead(&server, key, Duration::from_secs(3600)).await;
+        let started = Instant::now();
+        tokio::time::timeout(max_pause * 10, limiter.acquire())
+            .await
+            .expect("no wait beyond the maximum pause");
+        let waited = started.elapsed();
+        assert!(
+            waited <= max_pause + Duration::from_millis(500),
+            "{key}: waited {waited:?}"
+        );
+    }
+    let logged = logs.text();
+    assert!(
+        logged.contains("beyond the maximum pause") && logged.contains("clock stepped back"),
+        "the capping is logged with its reason: {logged}"
+    );
+    assert!(!limiter.in_outage());
+
+    delete(&server, &[limiter.key(), &pause_key]).await;
+    tokio::time::sleep(max_pause + Duration::from_millis(150)).await;
+    let started = Instant::now();
+    limiter.acquire().await;
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "a fresh bucket once the floors expired: {:?}",
+        started.elapsed()
+    );
+}
+
+/// A pause asked beyond the maximum (a 429's Retry-After) is capped, logged, and holds every replica
+/// for the maximum only.
+#[tokio::test]
+async fn a_pause_longer_than_the_maximum_is_capped() {
+    let Some(server) = redis() else { return };
+    let make = || {
+        RedisLimiter::builder(server.url(), "http://h", "long-pause")
+            .rate(100, Duration::from_millis(1))
+            .max_pause(Duration::from_millis(400))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (make(), make());
+    b.acquire().await;
+    let (logs, _guard) = store_api_tests::capture::capture_traces();
+    a.pause_for(Duration::from_secs(86_400)).await;
+    let started = Instant::now();
+    tokio::time::timeout(Duration::from_secs(2), b.acquire())
+        .await
+        .expect("the pause is capped");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_millis(1_500),
+        "paused for the maximum: {waited:?}"
+    );
+    assert!(logs.text().contains("capped"), "{}", logs.text());
+}
+
+/// More callers than fit within the maximum pause: those whose slot lies further ahead ask again when
+/// one comes within it. Every caller is served, never faster than the rate (the n-th send, counted
+/// from 0, comes n intervals after the first at the earliest: a late wake-up only delays it), and the
+/// run takes about as long as the rate says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_longer_than_the_maximum_pause_keeps_its_spacing() {
+    let Some(server) = redis() else { return };
+    let interval = Duration::from_millis(50);
+    let limiters: Vec<Arc<RedisLimiter>> = (0..3)
+        .map(|_| {
+            Arc::new(
+                RedisLimiter::builder(server.url(), "http://h", "queue")
+                    .rate(1, interval)
+                    .max_pause(interval * 4)
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let started = Instant::now();
+    let callers: Vec<_> = (0..15)
+        .map(|i| {
+            let limiter = limiters[i % 3].clone();
+            tokio::spawn(async move {
+                limiter.acquire().await;
+                started.elapsed()
+            })
+        })
+        .collect();
+    let mut sent = Vec::new();
+    for caller in callers {
+        sent.push(caller.await.unwrap());
+    }
+    sent.sort();
+    for (n, at) in sent.iter().enumerate() {
+        assert!(
+            *at + Duration::from_millis(5) >= sent[0] + interval * n as u32,
+            "send {n} came before its slot: {sent:?}"
+        );
+    }
+    let last = sent[sent.len() - 1];
+    assert!(last < interval * 14 + Duration::from_secs(1), "{sent:?}");
 }

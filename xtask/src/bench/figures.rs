@@ -203,7 +203,7 @@ pub fn exactly_once_calls(mode: Mode) -> f64 {
     }
 }
 
-/// Webhook events of the receivers figure in each mode (the bench's own sizes).
+/// Webhook events of each receivers run (one server, the cluster) in each mode (the bench's own sizes).
 pub fn receiver_events(mode: Mode) -> f64 {
     match mode {
         Mode::Quick => 300.0,
@@ -463,6 +463,45 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             4,
         ),
         Figure::new(
+            "shared limit, 4 processes × 8 tasks on a 3-primary Redis Cluster (wall ÷ theoretical minimum)",
+            "shared_limit_cluster_ratio",
+            "",
+            4,
+        )
+        .target(Target::AtMost(1.05), Gate::Margin(RATIO_MARGIN)),
+        Figure::new(
+            "shared limit on the Redis Cluster: 429 responses",
+            "shared_limit_cluster_429",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "shared limit, cluster primary killed at 40%: 429 responses",
+            "shared_limit_failover_429",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "shared limit, cluster primary killed at 40%: seconds until its replica took over",
+            "shared_limit_failover_outage_s",
+            "s",
+            2,
+        ),
+        Figure::new(
+            "shared limit, cluster primary killed at 40%: requests through the fallback",
+            "shared_limit_failover_fallback",
+            "",
+            0,
+        ),
+        Figure::new(
+            "shared limit, cluster primary killed at 40% (wall ÷ theoretical minimum)",
+            "shared_limit_failover_ratio",
+            "",
+            4,
+        ),
+        Figure::new(
             "3 receivers on Redis, one killed: events processed once",
             "receivers_processed_once",
             "",
@@ -479,6 +518,27 @@ pub fn all(mode: Mode) -> Vec<Figure> {
         Figure::new(
             "3 receivers on Redis, one killed: lost",
             "receivers_lost",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "3 receivers on the Redis Cluster, one receiver and one primary killed: events processed once",
+            "receivers_cluster_processed_once",
+            "",
+            0,
+        )
+        .target(Target::Equals(receiver_events(mode)), Gate::ZeroTolerance),
+        Figure::new(
+            "3 receivers on the Redis Cluster, one receiver and one primary killed: duplicates",
+            "receivers_cluster_duplicates",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        Figure::new(
+            "3 receivers on the Redis Cluster, one receiver and one primary killed: lost",
+            "receivers_cluster_lost",
             "",
             0,
         )

@@ -348,11 +348,17 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          service's limit and a private `redis-server`, all starting at one instant. Shared: every process \
          uses a `RedisLimiter`; unshared: each its own in-process limiter (today's default); restart: \
          shared, with Redis killed at 40% of the run and started again, empty, a second later (the \
-         processes fall back to 1/4 of the limit each meanwhile). Figure: wall time ÷ `(requests − 10) / \
-         2` s; 429s counted in each process (the transport calls the limiter's `pause_for` for 429s \
-         only).",
+         processes fall back to 1/4 of the limit each meanwhile). Cluster: shared, on a private Redis \
+         Cluster of 3 primaries and 3 replicas on loopback (node timeout 1 s), the processes given its \
+         nodes as seeds; failover: the same with the primary holding the store's keys killed (SIGKILL) \
+         at 40% of the run, until its replica took over ({} s here). Figure: wall time ÷ `(requests − \
+         10) / 2` s; 429s counted in each process (the transport calls the limiter's `pause_for` for \
+         429s only).",
         if quick { 2 } else { 4 },
-        number("shared_limit_shared_requests")
+        number("shared_limit_shared_requests"),
+        metrics
+            .get("shared_limit_failover_outage_s")
+            .map_or("?".to_owned(), |v| format!("{v:.1}"))
     );
     let _ = writeln!(
         out,
@@ -362,9 +368,16 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          running `process_once` on a `RedisDedupe` (1 s lease); one receiver is killed (SIGKILL) a third \
          of the way through and started again a second later. Each receiver appends the ids it \
          processed to its own file; the figures count them against the events emitted ({} delivery \
-         attempts here).",
+         attempts here). On the Redis Cluster the same, with the primary of one slot also killed half \
+         way through ({} s until its replica took over; {} delivery attempts), a 5 s lease (longer than \
+         the failover, which a `complete` waits out within it) and retries from 500 ms (longer in all \
+         than a killed receiver's lease).",
         if quick { 300 } else { 1_000 },
-        number("receivers_attempts")
+        number("receivers_attempts"),
+        metrics
+            .get("receivers_cluster_outage_s")
+            .map_or("?".to_owned(), |v| format!("{v:.1}")),
+        number("receivers_cluster_attempts")
     );
     let _ = writeln!(
         out,
@@ -450,7 +463,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          the process's RSS growth while the largest store was seeded ÷ its orders. What keeps each flat, \
          so a change that breaks it is easy to spot: **the default list** reads its page off the store's \
          `OrderBook` index in creation order (`BTreeMap` by `createdAt` then creation sequence, \
-         `crates/store-api-fixtures/src/orders/book.rs`), skipping to the page without filtering or \
+         `crates/store-api-fixtures/src/state/book.rs`), skipping to the page without filtering or \
          sorting; **the status list** reads the same order off the `status` value's set of that book's \
          filter index (one per `listOrders` filter of the spec); **the externalOrderId lookup** is one \
          hash lookup in the same filter index. All three hold only the state's *read* lock (an \
@@ -472,7 +485,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          on tokio in the same process answering the same page's bytes from memory, under the same \
          load generator and connections; each figure is the median of the rounds' emulator req/s ÷ \
          bare req/s. Two emulator figures: the same query every time (a poller, the gated figure: \
-         the emulator answers with the page it kept for that query, `orders/pages.rs`, retired by any \
+         the emulator answers with the page it kept for that query, `state/pages.rs`, retired by any \
          change to the store's orders, so it still authenticates, spends a token, checks for faults \
          and logs every request), and a query made distinct by an ignored `sample=N` parameter \
          (reported: every page read off the indexes and its 100 orders' JSON copied into a new body).",

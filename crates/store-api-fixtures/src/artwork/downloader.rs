@@ -6,8 +6,9 @@ use futures::future::BoxFuture;
 use store_api::validate::artwork_url::UrlViolation;
 use url::Url;
 
-use super::fake::{Lookup, Served};
-use super::{ArtworkFetcher, FakeHosts, FetchLimits, FetchedImage, RealFetcher};
+use super::fake::{FakeHosts, Lookup, Served};
+use super::fetch::{ArtworkFetcher, FetchLimits, FetchedImage};
+use super::real::RealFetcher;
 
 /// Serves URLs on hosts registered in [`FakeHosts`] from the registry and passes every other URL to
 /// the real fetcher.
@@ -98,7 +99,7 @@ mod tests {
     use store_api::validate::artwork_url::check_url;
 
     use super::*;
-    use crate::artwork::FakeResource;
+    use crate::artwork::fake::FakeResource;
 
     const PNG: &[u8] = &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
     const JPEG: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0, 16, b'J', b'F', b'I', b'F'];

@@ -7,7 +7,8 @@ use futures::future::BoxFuture;
 use store_api::validate::artwork_url::{UrlViolation, check_url};
 use url::{Host, Url};
 
-use super::{ArtworkFetcher, FetchLimits, FetchedImage, choose_address, exceeds};
+use super::address::choose_address;
+use super::fetch::{ArtworkFetcher, FetchLimits, FetchedImage, exceeds};
 
 /// Downloads artwork over the network exactly as the service does.
 ///

@@ -6,10 +6,9 @@ use store_api_raw::types;
 
 use super::pricing::{Totals, dollars, unit_cents};
 use super::view::StoreView;
-use crate::WriteTurn;
 use crate::error::{ApiError, INVALID_API_KEY};
 use crate::events::PendingEvent;
-use crate::state::{Record, State, StoreState};
+use crate::state::{Record, State, StoreState, WriteTurn};
 
 /// Creates an order from a request body, in the service's order of checks: body validation (message
 /// array), then the external id (409, before the ordering rules, so that a retry of an order that was

@@ -1,15 +1,12 @@
 //! Orders: creation (the validator's resolved order recorded as an `Order`), the emulator's price model,
 //! and the lifecycle the provider and the app drive (the fulfillment ladder, holds, cancellation, payment).
 
-mod book;
 mod creation;
 mod editing;
 mod lifecycle;
-mod pages;
 mod pricing;
 mod view;
 
-pub(crate) use book::{OrderBook, OrderMut, filter_value};
 pub(crate) use creation::create;
 pub(crate) use editing::edit_line_items;
 pub use lifecycle::AppAction;

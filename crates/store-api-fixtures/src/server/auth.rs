@@ -16,10 +16,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use store_api_raw::contract::Operation;
 
-use super::ratelimit::{BURST, Decision};
-use crate::Shared;
 use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
 use crate::logs::RequestRecord;
+use crate::ratelimit::{BURST, Decision};
+use crate::state::Shared;
 
 /// The authenticated store of a request, put into its extensions.
 #[derive(Debug, Clone)]
@@ -62,6 +62,19 @@ pub(crate) async fn guard(
     };
     seen.log(shared, &store_id, &response);
     with_headers(response, decision)
+}
+
+/// The `storeId` segment of the path, percent-decoded; a segment that does not decode to UTF-8 names
+/// nothing and is answered with the envelope, not axum's plain-text rejection.
+pub(crate) fn store_id(
+    params: Result<RawPathParams, RawPathParamsRejection>,
+) -> Result<String, ApiError> {
+    let params = params.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    Ok(params
+        .iter()
+        .find(|(name, _)| *name == "storeId")
+        .map(|(_, value)| value.to_owned())
+        .unwrap_or_default())
 }
 
 /// What the request log records of a request, taken before the request is handed on.
@@ -113,7 +126,7 @@ pub(crate) async fn unserved(
     headers: HeaderMap,
 ) -> Response {
     let not_found = ApiError::NotFound(format!("Cannot {method} {}", uri.path()));
-    let store_id = super::gate::store_id(params).unwrap_or_default();
+    let store_id = store_id(params).unwrap_or_default();
     if authenticate(&shared, &store_id, &headers).is_err() {
         return not_found.into_response();
     }

@@ -12,12 +12,14 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use store_api_raw::types;
 
+use super::access::control_allowed;
 use super::body;
-use crate::Shared;
 use crate::artwork::FakeResource;
 use crate::control;
 use crate::error::ApiError;
+use crate::faults::Fault;
 use crate::orders::AppAction;
+use crate::state::Shared;
 
 type Params = Path<HashMap<String, String>>;
 
@@ -33,27 +35,6 @@ pub(super) async fn loopback_only(
         Ok(()) => next.run(request).await,
         Err(refusal) => refusal.into_response(),
     }
-}
-
-/// Whether a request may use the emulator's control plane (its endpoints, or a fault header): a
-/// loopback `Host`, or remote access allowed. The refusal starts with `what`.
-pub(super) fn control_allowed(
-    shared: &Shared,
-    request: &axum::extract::Request,
-    what: &str,
-) -> Result<(), ApiError> {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| request.uri().authority().map(|a| a.as_str()))
-        .unwrap_or_default();
-    if shared.config.allow_remote || crate::loopback::is_loopback_host(host) {
-        return Ok(());
-    }
-    Err(ApiError::Forbidden(format!(
-        "{what} only requests to a loopback host, not {host:?}; start the emulator with --allow-remote to allow others"
-    )))
 }
 
 fn param(params: &Params, name: &str) -> String {
@@ -167,21 +148,21 @@ async fn edit_line_items(
     Ok(wire_json(order).into_response())
 }
 
-async fn pending_faults(State(shared): State<Arc<Shared>>) -> Json<Vec<crate::Fault>> {
-    Json(shared.faults().pending())
+async fn pending_faults(State(shared): State<Arc<Shared>>) -> Json<Vec<Fault>> {
+    Json(control::pending_faults(&shared))
 }
 
 async fn inject_fault(
     State(shared): State<Arc<Shared>>,
     request: Body,
 ) -> Result<StatusCode, ApiError> {
-    let fault: crate::Fault = body::decode(&body::read(request).await?)?;
+    let fault: Fault = body::decode(&body::read(request).await?)?;
     control::inject_fault(&shared, fault)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn clear_faults(State(shared): State<Arc<Shared>>) -> StatusCode {
-    shared.faults().clear();
+    control::clear_faults(&shared);
     StatusCode::NO_CONTENT
 }
 
@@ -208,10 +189,7 @@ async fn advance_clock(
     request: Body,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let Advance { ms } = body::decode(&body::read(request).await?)?;
-    control::advance_clock(&shared, std::time::Duration::from_millis(ms))?;
-    let now = shared
-        .clock
-        .now()
+    let now = control::advance_clock(&shared, std::time::Duration::from_millis(ms))?
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     Ok(Json(serde_json::json!({ "now": now })))
 }
@@ -305,32 +283,12 @@ async fn artwork_hosts(
     State(shared): State<Arc<Shared>>,
     request: Body,
 ) -> Result<StatusCode, ApiError> {
-    let map: HashMap<String, FakeResource> = body::decode(&body::read(request).await?)?;
-    shared
-        .downloader
-        .fake_hosts()
-        .replace(map)
-        .map_err(|e| ApiError::Invalid(vec![e.to_string()]))?;
+    let hosts: HashMap<String, FakeResource> = body::decode(&body::read(request).await?)?;
+    control::set_artwork_hosts(&shared, hosts)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn image(State(shared): State<Arc<Shared>>, params: Params) -> Result<Response, ApiError> {
-    let state = shared.lock();
-    let image_id = param(&params, "imageId");
-    let Some(image) = state.images.get(&image_id) else {
-        // An artwork still pointing at the image means it was stored, then evicted.
-        return Err(if state.artwork_uses_image(&image_id) {
-            ApiError::NotFound(format!(
-                "Image {image_id} was evicted: the emulator keeps at most {} bytes of artwork images, evicting the oldest first",
-                shared.config.image_bytes_cap
-            ))
-        } else {
-            ApiError::NotFound("Image not found".into())
-        });
-    };
-    Ok((
-        [(header::CONTENT_TYPE, image.content_type.clone())],
-        image.bytes.clone(),
-    )
-        .into_response())
+    let (content_type, bytes) = control::image(&shared, &param(&params, "imageId"))?;
+    Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

@@ -10,14 +10,14 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use store_api_raw::contract::{self, Operation};
+use store_api_raw::contract::Operation;
 use store_api_raw::types;
 
+use super::access::control_allowed;
 use super::connection::ConnectionAbort;
-use super::control::control_allowed;
-use crate::Shared;
 use crate::error::ApiError;
 use crate::faults::{FAULT_HEADER, Fault, FaultKind};
+use crate::state::Shared;
 
 /// Answers with the fault the request carries or the queue holds for `operation` on `store_id`, if any;
 /// otherwise (and around the faults that let the request through) runs `inner`.
@@ -182,10 +182,4 @@ fn injected_status(status: u16) -> Response {
     };
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
-}
-
-/// The operation's name as the fault queue matches it (the generated client's name), for either of the spec's forms
-/// (`createOrder` or `create_order`); `None` when the Store API has no such operation.
-pub(crate) fn canonical_operation(id: &str) -> Option<&'static str> {
-    contract::operation(id).map(|op| op.method_name)
 }

@@ -12,8 +12,7 @@ use axum::response::Response;
 use store_api_raw::contract::Operation;
 
 use super::{auth, faults};
-use crate::Shared;
-use crate::error::ApiError;
+use crate::state::Shared;
 
 /// What the layer of one route knows: the emulator, and the spec's operation the route serves.
 #[derive(Clone)]
@@ -28,23 +27,10 @@ pub(crate) async fn gate(
     request: Request,
     next: Next,
 ) -> Response {
-    let store_id = store_id(params);
+    let store_id = auth::store_id(params);
     let fault_scope = store_id.as_deref().unwrap_or_default();
     faults::inject(&shared, operation, fault_scope, request, |request| {
         auth::guard(&shared, operation, store_id.clone(), request, next)
     })
     .await
-}
-
-/// The `storeId` segment of the path, percent-decoded; a segment that does not decode to UTF-8 names
-/// nothing and is answered with the envelope, not axum's plain-text rejection.
-pub(crate) fn store_id(
-    params: Result<RawPathParams, RawPathParamsRejection>,
-) -> Result<String, ApiError> {
-    let params = params.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    Ok(params
-        .iter()
-        .find(|(name, _)| *name == "storeId")
-        .map(|(_, value)| value.to_owned())
-        .unwrap_or_default())
 }

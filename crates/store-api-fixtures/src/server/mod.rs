@@ -1,14 +1,13 @@
 //! The HTTP server: the Store API under `/store-api/2026-08/stores/{storeId}`, the control endpoints
 //! under `/_emulator`, and `Cannot <METHOD> <path>` for everything else.
 
+mod access;
 mod auth;
-pub(crate) mod body;
+mod body;
 pub(crate) mod connection;
 mod control;
-pub(crate) mod faults;
+mod faults;
 mod gate;
-pub(crate) mod list;
-pub(crate) mod ratelimit;
 mod routes;
 
 use std::collections::BTreeMap;
@@ -20,11 +19,10 @@ use axum::middleware;
 use axum::routing::{MethodFilter, MethodRouter, any, on};
 use store_api_raw::contract::{self, HttpMethod};
 
-use crate::Shared;
-use crate::error::ApiError;
+pub use body::MAX_BODY_BYTES;
 
-/// Largest request body accepted (the seed does not show one; the spec's `x-max-body-bytes`, answered 413).
-pub const MAX_BODY_BYTES: usize = store_api_raw::contract::MAX_BODY_BYTES;
+use crate::error::ApiError;
+use crate::state::Shared;
 
 /// The path prefix of every Store API route.
 pub const API_PREFIX: &str = store_api_raw::contract::VERSION_PREFIX;

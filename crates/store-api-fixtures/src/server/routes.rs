@@ -14,12 +14,10 @@ use store_api_raw::{contract, types};
 
 use super::auth::StoreId;
 use super::body;
-use super::list::{ListQuery, ListSpec, Listable};
-use crate::Shared;
 use crate::artwork::ArtworkFetcher;
 use crate::error::ApiError;
 use crate::events::emit;
-use crate::state::{Record, StoreState};
+use crate::state::{ListQuery, ListSpec, Listable, Record, Shared, StoreState, filter_value};
 
 type Params = Path<std::collections::HashMap<String, String>>;
 
@@ -367,7 +365,7 @@ impl Listable for types::Order {
         time_field(self.created_at, self.updated_at, field)
     }
     fn matches(&self, field: &str, values: &[String]) -> bool {
-        match crate::orders::filter_value(self, field) {
+        match filter_value(self, field) {
             Some(value) => value.is_some_and(|v| values.iter().any(|wanted| wanted == v)),
             None => true,
         }

@@ -1,12 +1,15 @@
 //! Shared by the Redis test binaries.
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use store_api::{Limiter, LimiterFuture};
 use store_api_redis::testing::RedisServer;
+use store_api_redis::{RedisDedupe, RedisLimiter};
+use store_api_webhooks::dedupe::{Processed, process_once};
 
 /// A private Redis, or `None` (after a loud message) when it is not installed and CI did not require it.
 pub fn redis() -> Option<RedisServer> {
@@ -58,5 +61,55 @@ impl<L: Limiter> Limiter for Counting<L> {
 
     fn observe_remaining(&self, remaining: u64) -> LimiterFuture<'_> {
         self.inner.observe_remaining(remaining)
+    }
+}
+
+/// Delivers events `evt_0`… `evt_{events − 1}` three times each, all at once, each delivery to another
+/// replica, retrying a delivery that finds the event in progress (as the service retries a 503); answers
+/// how many times each event's handler ran.
+pub async fn deliver_each_event_thrice(
+    replicas: &[Arc<RedisDedupe>],
+    events: usize,
+) -> HashMap<String, u32> {
+    let processed: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let mut deliveries = Vec::new();
+    for event in 0..events {
+        for round in 0..3 {
+            let replica = replicas[(event + round) % replicas.len()].clone();
+            let processed = processed.clone();
+            deliveries.push(tokio::spawn(async move {
+                let id = format!("evt_{event}");
+                loop {
+                    let outcome = process_once(&*replica, &id, || async {
+                        *processed.lock().unwrap().entry(id.clone()).or_default() += 1;
+                        Ok::<_, std::io::Error>(())
+                    })
+                    .await
+                    .unwrap();
+                    match outcome {
+                        Processed::InProgress => tokio::time::sleep(Duration::from_millis(5)).await,
+                        _ => break,
+                    }
+                }
+            }));
+        }
+    }
+    for delivery in deliveries {
+        delivery.await.unwrap();
+    }
+    std::mem::take(&mut *processed.lock().unwrap())
+}
+
+/// Two replicas' limiters of one store with a burst of 1 and 100 ms between tokens: `a` takes the
+/// burst, then `b`, `a`, `b` reserve in turn and get consecutive slots, whoever asked.
+pub async fn take_turns(a: &RedisLimiter, b: &RedisLimiter) {
+    let started = Instant::now();
+    a.acquire().await;
+    for (i, limiter) in [b, a, b].into_iter().enumerate() {
+        limiter.acquire().await;
+        let at = started.elapsed();
+        let slot = Duration::from_millis(100 * (i as u64 + 1));
+        assert!(at + Duration::from_millis(30) >= slot, "slot {i} at {at:?}");
+        assert!(at < slot + Duration::from_millis(150), "slot {i} at {at:?}");
     }
 }

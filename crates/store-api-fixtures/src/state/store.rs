@@ -1,54 +1,21 @@
-//! The emulator's in-memory state, and its optional persistence as one JSON file.
+//! Everything the emulator knows (stores, catalog, images), and its optional persistence as one JSON
+//! file.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use store_api_raw::types;
 
+use super::book::{OrderBook, OrderMut};
+use super::record::Record;
 use crate::clock::Clock;
-use crate::orders::{OrderBook, OrderMut};
+use crate::logs::Delivery;
 use crate::seed::{Pricing, Seed};
 
 /// Default total bytes of stored artwork images kept; beyond it the oldest images are evicted.
 pub const DEFAULT_IMAGE_BYTES_CAP: usize = 256 * 1024 * 1024;
-
-/// A resource with its creation sequence (the final sort tiebreak, so pages are stable even when two
-/// resources share a millisecond) and its JSON, serialized once per change rather than once per read.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Record<T> {
-    pub seq: u64,
-    pub value: T,
-    #[serde(skip)]
-    pub json: Bytes,
-}
-
-impl<T: Serialize> Record<T> {
-    pub fn new(seq: u64, value: T) -> Record<T> {
-        let mut record = Record {
-            seq,
-            value,
-            json: Bytes::new(),
-        };
-        record.refresh();
-        record
-    }
-
-    pub fn set(&mut self, value: T) {
-        self.value = value;
-        self.refresh();
-    }
-
-    pub fn refresh(&mut self) {
-        // Serializing the generated types cannot fail (no maps with non-string keys, no custom
-        // serializers that error); an empty object is a safe fallback all the same.
-        self.json = crate::wire::to_vec(&self.value)
-            .map(Bytes::from)
-            .unwrap_or_else(|_| Bytes::from_static(b"{}"));
-    }
-}
 
 /// One stored artwork image, served at the `image.url` the artwork carries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -60,31 +27,6 @@ pub(crate) struct StoredImage {
     /// Storage order, for evicting the oldest first (0 in state files written before it existed).
     #[serde(default)]
     pub seq: u64,
-}
-
-/// One delivery attempt of a webhook event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Delivery {
-    /// The event's id (the same for every attempt of one event).
-    pub event_id: String,
-    /// The event's topic.
-    pub topic: String,
-    /// Where it was sent.
-    pub url: String,
-    /// 1 for the first attempt, up to 5.
-    pub attempt: u32,
-    /// The receiver's HTTP status, when it answered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// Why the attempt failed without a status (connection refused, timeout).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Whether this attempt counted as delivered (a 2xx answer).
-    pub delivered: bool,
-    /// When the attempt was made.
-    pub at: DateTime<Utc>,
 }
 
 /// A blank of the catalog with the emulator's price for it and the stores that see it if private.

@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 use store_api_raw::contract::{Bounds, ListRules, OutOfBounds};
 use store_api_raw::types::{self, SortDirection};
 
+use super::record::Record;
 use crate::error::ApiError;
-use crate::state::Record;
 
 /// Which filters and sorts an endpoint accepts (others are ignored, like unknown body fields), and its
 /// page bounds: the spec's rules of the operation, generated.

@@ -10,9 +10,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use store_api_raw::contract;
 use store_api_raw::types::{self, SortDirection};
 
+use super::list::{ListQuery, Page};
 use super::pages::PageCache;
-use crate::server::list::{ListQuery, Page};
-use crate::state::Record;
+use super::record::Record;
 
 /// The `listOrders` filter the exactly-once lookup uses.
 const EXTERNAL_ORDER_ID: &str = "externalOrderId";

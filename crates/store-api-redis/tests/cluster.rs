@@ -1,0 +1,182 @@
+//! `RedisLimiter` and `RedisDedupe` on a private Redis Cluster (three primaries, three replicas, node
+//! timeout 1 s), found by detection from one node or given as seed nodes, and through the failover of
+//! the primary that holds their keys. Each test starts its own cluster (about 2 s).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use store_api::Limiter;
+use store_api_redis::testing::RedisCluster;
+use store_api_redis::{OnRedisError, RedisConfig, RedisDedupe, RedisLimiter, Topology};
+use store_api_webhooks::dedupe::{Claim, Dedupe};
+
+fn cluster() -> Option<RedisCluster> {
+    RedisCluster::start().expect("cannot start the Redis Cluster")
+}
+
+/// One URL of a cluster node is enough: the cluster is detected, the limiter's two keys share a slot
+/// (hash tag), and two replicas' callers get consecutive slots. The dedupe, given the seed nodes,
+/// spreads its events over every primary and still processes each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limiter_and_the_dedupe_work_over_a_cluster() {
+    let Some(cluster) = cluster() else { return };
+    let one_node = cluster.urls()[3].clone();
+    let make = || {
+        RedisLimiter::builder(one_node.as_str(), "http://h", "fair")
+            .rate(1, Duration::from_millis(100))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (make(), make());
+    common::take_turns(&a, &b).await;
+    assert!(!a.in_outage() && !b.in_outage(), "served by the cluster");
+
+    let seeds = RedisConfig::cluster(cluster.urls());
+    let replicas: Vec<Arc<RedisDedupe>> = (0..3)
+        .map(|_| {
+            Arc::new(
+                RedisDedupe::builder(seeds.clone(), "store_c")
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let processed = common::deliver_each_event_thrice(&replicas, 60).await;
+    assert_eq!(processed.len(), 60);
+    assert!(processed.values().all(|&n| n == 1), "{processed:?}");
+    let primaries: HashSet<usize> = (0..60)
+        .map(|event| {
+            cluster
+                .primary_of(&replicas[0].key(&format!("evt_{event}")))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(primaries.len(), 3, "events spread over every primary");
+
+    // Told it is one server, a client of a cluster node meets MOVED for the slots it does not serve.
+    let standalone = RedisDedupe::builder(
+        RedisConfig::new(one_node.as_str()).topology(Topology::Standalone),
+        "store_c",
+    )
+    .build()
+    .unwrap();
+    let mut refused = 0;
+    for event in 0..20 {
+        if standalone.begin(&format!("evt_s{event}")).await.is_err() {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "some keys live on other primaries");
+}
+
+/// The primary holding the limiter's keys and some events is killed; its replica takes over within
+/// seconds. Meanwhile the fail-closed limiter hands out nothing, the default one falls back, the
+/// dedupe refuses new claims (the receiver answers 5xx), and a `complete` begun during the outage
+/// lands once the replica serves. Afterwards both limiters are back on Redis and everything written
+/// before the crash (and replicated) holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failover_keeps_the_limiter_contract_and_the_dedupe_guarantees() {
+    let Some(mut cluster) = cluster() else { return };
+    let seeds = RedisConfig::cluster(cluster.urls());
+    let make = |on_error| {
+        RedisLimiter::builder(seeds.clone(), "http://h", "failover")
+            .rate(100, Duration::from_millis(1))
+            .on_redis_error(on_error)
+            .command_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap()
+    };
+    let closed = Arc::new(make(OnRedisError::Wait));
+    let open = make(OnRedisError::FallBack);
+    closed.acquire().await;
+    open.acquire().await;
+    let dedupe = Arc::new(
+        RedisDedupe::builder(seeds.clone(), "store_f")
+            .lease(Duration::from_secs(15))
+            .command_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap(),
+    );
+    // Events whose keys live on the primary about to die.
+    let doomed = cluster.primary_of(closed.key()).unwrap();
+    let ids: Vec<String> = (0..)
+        .map(|n| format!("evt_{n}"))
+        .filter(|id| cluster.primary_of(&dedupe.key(id)).unwrap() == doomed)
+        .take(3)
+        .collect();
+    let [done, open_claim, fresh] = &ids[..] else {
+        unreachable!()
+    };
+    assert!(matches!(dedupe.begin(done).await.unwrap(), Claim::Fresh(_)));
+    dedupe.complete(done).await.unwrap();
+    assert!(matches!(
+        dedupe.begin(open_claim).await.unwrap(),
+        Claim::Fresh(_)
+    ));
+    cluster
+        .wait_for_replication(Duration::from_secs(5))
+        .unwrap();
+
+    let key = closed.key().to_owned();
+    let killed = cluster.kill_primary_of(&key).unwrap();
+    assert_eq!(killed, doomed);
+    let killed_at = Instant::now();
+
+    let waiting = tokio::spawn({
+        let closed = closed.clone();
+        async move { closed.acquire().await }
+    });
+    let completing = tokio::spawn({
+        let dedupe = dedupe.clone();
+        let id = open_claim.clone();
+        async move { dedupe.complete(&id).await }
+    });
+    tokio::time::timeout(Duration::from_secs(5), open.acquire())
+        .await
+        .expect("the default limiter falls back");
+    assert!(open.in_outage());
+    assert!(
+        dedupe.begin(fresh).await.is_err(),
+        "no claim without the primary: the receiver answers 5xx"
+    );
+    let outage = killed_at.elapsed();
+    assert!(
+        outage < Duration::from_millis(900) && !waiting.is_finished(),
+        "the fail-closed limiter hands out nothing while the slot has no primary ({outage:?})"
+    );
+
+    let promoted = tokio::task::spawn_blocking(move || {
+        let promoted = cluster.wait_for_failover(&key, Duration::from_secs(20));
+        (cluster, promoted)
+    });
+    tokio::time::timeout(Duration::from_secs(20), waiting)
+        .await
+        .expect("served once a replica took over")
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), completing)
+        .await
+        .expect("complete returns")
+        .unwrap()
+        .expect("complete landed on the promoted replica");
+    let (cluster, promoted) = promoted.await.unwrap();
+    promoted.unwrap();
+    for _ in 0..50 {
+        open.acquire().await;
+        if !open.in_outage() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!open.in_outage(), "back on the cluster");
+    assert_eq!(dedupe.begin(done).await.unwrap(), Claim::Duplicate);
+    assert_eq!(dedupe.begin(open_claim).await.unwrap(), Claim::Duplicate);
+    assert!(matches!(
+        dedupe.begin(fresh).await.unwrap(),
+        Claim::Fresh(_)
+    ));
+    drop(cluster);
+}
