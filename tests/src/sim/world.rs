@@ -277,7 +277,7 @@ impl World {
 
     async fn submit(&mut self) -> Verdict {
         self.submissions += 1;
-        if self.submissions % SUBMISSIONS_PER_EMULATOR == 0 {
+        if self.submissions.is_multiple_of(SUBMISSIONS_PER_EMULATOR) {
             self.network
                 .replace_emulator(Arc::new(start_emulator().await));
         }

@@ -343,6 +343,22 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
     );
     let _ = writeln!(
         out,
+        "- **The model of the network** (`tests/benches/sim.rs`, `tests/src/sim`): `store_api::Client` \
+         against the emulator in the same process (`Emulator::answer`) through a simulated network, on \
+         tokio's paused clock, 2 threads each with its own world. First every schedule of the exhaustive \
+         set ({} schedules: each of a submission's first 3 `POST`s and 3 lookups, and each of the first \
+         3 reads of `get`, `pages` and `stream`, drawn from 11 kinds: delivered, lost before the \
+         service, processed and the answer lost, reset, truncated, late, endless, a redirect to another \
+         host, a 4xx or a 5xx page of something on the way, a 429; their parameters turn with the \
+         position), then seeded random submissions of any length over every parameter and a cache's \
+         stale answer ({} schedules, seed {}). After each run the invariants are checked against what \
+         the emulator holds; a violation prints the run and the one command that replays it.",
+        number("sim_exhaustive_schedules"),
+        number("sim_random_schedules"),
+        number("sim_seed")
+    );
+    let _ = writeln!(
+        out,
         "- **Rate limit shared by processes** (`store-api-redis/benches/shared_limit.rs`): 4 OS processes \
          × 8 tasks × {} `GET /status` calls on one store ({} requests here), against the emulator with the \
          service's limit and a private `redis-server`, all starting at one instant. Shared: every process \

@@ -38,6 +38,11 @@ pub const SUITE: &[Bench] = &[
         measures: "exactly-once under faults",
     },
     Bench {
+        package: "store-api-tests",
+        name: "sim",
+        measures: "the model of the network, explored",
+    },
+    Bench {
         package: "store-api-redis",
         name: "shared_limit",
         measures: "rate limit shared by processes (Redis)",
