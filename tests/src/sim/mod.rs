@@ -21,5 +21,5 @@ mod world;
 
 pub use exchange::{Exchange, RetryAfter};
 pub use explore::{Replay, Report, Violation, exhaustive, random, replay};
-pub use network::{ELSEWHERE, HOME, Limits, SimNetwork, Step, Tape};
+pub use network::{ELSEWHERE, HOME, Limits, OVERREAD, SimNetwork, Step, Tape};
 pub use world::{Invariant, Scenario, Verdict, World};
