@@ -117,14 +117,15 @@ pub enum Error {
         /// Whether the service may have processed the request (it was sent).
         may_have_been_processed: bool,
     },
-    /// The connection failed or was reset.
+    /// The connection failed or was reset (or, never sent, the request was for another origin than
+    /// the base URL's).
     #[error("connection failed{}: {source}", if *may_have_been_processed { " (the request may have been processed)" } else { "" })]
     Transport {
         /// Whether the service may have processed the request.
         may_have_been_processed: bool,
-        /// The cause.
+        /// The cause: reqwest's error, or the network's.
         #[source]
-        source: reqwest::Error,
+        source: crate::network::BoxError,
     },
     /// An answer came but could not be read or decoded (so the request was processed, or may have been).
     #[error("could not decode the response: {0}")]
@@ -253,7 +254,7 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
             Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. } => {
                 Error::Transport {
                     may_have_been_processed,
-                    source,
+                    source: chain(failure).into(),
                 }
             }
         };
@@ -265,12 +266,37 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
             may_have_been_processed,
         }
     } else if source.is_decode() {
-        Error::Decode(source.to_string())
+        Error::Decode(chain(&source))
     } else {
         Error::Transport {
             may_have_been_processed,
-            source,
+            source: Box::new(source),
         }
+    }
+}
+
+/// `error` and every cause under it, `: `-separated (a reqwest body error says only "error decoding
+/// response body"; what broke is in its sources).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl From<reqwest::Error> for Error {
+    /// The error of a request sent through the client's transport (with `store_api_raw`'s
+    /// `ClientHooks::exec`, as the `store-api` command line's `api` command does): a redirect, an
+    /// answer over the size limit, a deadline passed, a broken connection. The request counts as sent.
+    fn from(error: reqwest::Error) -> Error {
+        from_transport(error, true)
     }
 }
 
