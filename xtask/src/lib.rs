@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod codegen;
 pub mod contract;
+pub mod generator;
 pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).
