@@ -5,9 +5,9 @@ use store_api::{Client, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 use store_api_fixtures::Emulator;
 use store_api_fixtures::artwork::FakeResource;
 
-use crate::cli::GlobalArgs;
 use crate::config::Credentials;
 use crate::error::CliError;
+use crate::global::GlobalArgs;
 use crate::png;
 
 /// The sample image the embedded emulator serves from a fake public host.
