@@ -6,6 +6,7 @@ pub mod bench;
 pub mod codegen;
 pub mod contract;
 pub mod generator;
+pub mod imports;
 pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).
