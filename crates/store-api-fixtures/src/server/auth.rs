@@ -11,7 +11,6 @@ use std::sync::Arc;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{OriginalUri, RawPathParams, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use store_api_raw::contract::Operation;
@@ -26,14 +25,18 @@ use crate::state::Shared;
 pub(crate) struct StoreId(pub String);
 
 /// Authenticates the request for `store_id` (the path's, or why the path names none), spends a token of
-/// its bucket and runs `next`; logs the answer and adds the rate-limit headers.
-pub(crate) async fn guard(
+/// its bucket and runs `inner`; logs the answer and adds the rate-limit headers.
+pub(crate) async fn guard<Inner, Answer>(
     shared: &Shared,
     operation: &Operation,
     store_id: Result<String, ApiError>,
     mut request: Request,
-    next: Next,
-) -> Response {
+    inner: Inner,
+) -> Response
+where
+    Inner: FnOnce(Request) -> Answer,
+    Answer: Future<Output = Response>,
+{
     let store_id = match store_id {
         Ok(store_id) => store_id,
         Err(error) => return error.into_response(),
@@ -54,7 +57,7 @@ pub(crate) async fn guard(
     let response = match decision {
         Decision::Allowed { .. } => {
             request.extensions_mut().insert(StoreId(store_id.clone()));
-            next.run(request).await
+            inner(request).await
         }
         Decision::Limited {
             retry_after_secs, ..
