@@ -14,6 +14,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use store_api_raw::contract::Operation;
+use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
 use crate::logs::RequestRecord;
@@ -198,7 +199,8 @@ fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<
         store_known: true,
     };
     match presented {
-        Some(key) if constant_time_eq(key.as_bytes(), store.api_key.as_bytes()) => {}
+        // Compared without an early exit, so timing does not reveal a prefix of the key.
+        Some(key) if bool::from(key.as_bytes().ct_eq(store.api_key.as_bytes())) => {}
         _ => return Err(refused(INVALID_API_KEY)),
     }
     if !store.active {
@@ -211,9 +213,4 @@ fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<
 struct Refused {
     error: ApiError,
     store_known: bool,
-}
-
-/// Compares keys without an early exit, so timing does not reveal a prefix of the key.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
