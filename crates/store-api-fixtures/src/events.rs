@@ -47,7 +47,7 @@ struct Job {
 pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
     for event in events {
         let job = {
-            let state = shared.lock();
+            let state = shared.read();
             let Some(store) = state.stores.get(&event.store_id) else {
                 continue;
             };
@@ -133,7 +133,7 @@ async fn deliver(shared: Arc<Shared>, job: Job) {
 
 /// The job's signature with the store's key of this moment.
 fn current_signature(shared: &Shared, job: &Job) -> Option<String> {
-    let state = shared.lock();
+    let state = shared.read();
     let store = state.stores.get(&job.store_id)?;
     Some(sign(&store.api_key, &job.body))
 }
