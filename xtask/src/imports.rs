@@ -6,9 +6,10 @@
 //! `child::f()`). A path is followed from `crate`, `self`, `super` or a child module's name down the
 //! module tree as far as its segments name modules; the file of the last module reached is the one
 //! imported, so `crate::Item` (an item of the crate root, or re-exported there) imports `lib.rs`.
-//! Declaring a module (`mod x;`) is not an import: a parent that only declares and re-exports its
-//! children forms a cycle with a child that imports from it, one that only declares them does not.
-//! Paths into other crates are not followed. Each target (library, binary, test, bench, example) is
+//! Declaring a module (`mod x;`) is not an import. Under [`Rule::Strict`] (the emulator's) a parent's
+//! re-exports of its children are imports, so a child importing from a parent that re-exports it is a
+//! cycle; under [`Rule::Contained`] (every other crate's) a module's paths into its own descendants do
+//! not count. Paths into other crates are not followed. Each target (library, binary, test, bench, example) is
 //! one crate, read from its root file the way rustc finds its modules (`#[path]` included).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
