@@ -15,7 +15,6 @@ use crate::artwork::{Downloader, FakeHosts, FetchLimits};
 use crate::clock::Clock;
 use crate::control::{self, StoreCredentials};
 use crate::error::ApiError;
-use crate::events;
 use crate::faults::Fault;
 use crate::logs::{Delivery, RequestRecord};
 use crate::orders::AppAction;
@@ -263,7 +262,7 @@ impl EmulatorBuilder {
         let origin = format!("http://{addr}");
         let mut state = match &self.state_file {
             Some(path) if path.exists() => State::load(path).map_err(EmulatorError::State)?,
-            _ => State::from_seed(self.seed.unwrap_or_else(Seed::builtin)),
+            _ => self.seed.map_or_else(State::builtin, State::from_seed),
         };
         // A saved state may come from an emulator that listened on another port.
         state.serve_images_from(&origin);
@@ -275,13 +274,8 @@ impl EmulatorBuilder {
             Downloader::offline(fake, self.fetch_limits)
         };
         // Under `rustls` (unified into this build by any crate that turns it on) reqwest needs a crypto
-        // provider installed before it builds a client.
+        // provider installed before it builds a client (the webhook deliveries', the downloader's).
         store_api::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(events::DELIVERY_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
         let limiter = self.rate_limit.then(|| StoreLimiter::new(clock.clone()));
         let config = Config {
             webhook_backoff: self.webhook_backoff,
@@ -290,7 +284,7 @@ impl EmulatorBuilder {
             image_bytes_cap: self.image_bytes_cap,
         };
         let shared = Arc::new(Shared::new(
-            state, clock, limiter, downloader, http, origin, config,
+            state, clock, limiter, downloader, origin, config,
         ));
         let (stop, stopped) = oneshot::channel::<()>();
         let app = server::router(shared.clone());

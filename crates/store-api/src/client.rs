@@ -657,3 +657,71 @@ mod tests {
         check::<Client>();
     }
 }
+
+/// `from_env` over a map of variables: which it reads, and how it names the one that is missing or wrong.
+#[cfg(test)]
+mod from_env_tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::config::{ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
+
+    fn from(vars: &[(&str, &str)]) -> Result<ClientBuilder, ConfigError> {
+        let vars: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+            .collect();
+        ClientBuilder::from_lookup(|name| vars.get(name).cloned())
+    }
+
+    const KEY: &str = "csk_0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn every_variable_is_read_and_the_client_builds() {
+        let client = from(&[
+            (ENV_API_KEY, KEY),
+            (ENV_STORE_ID, "store_alpha"),
+            (ENV_BASE_URL, "http://127.0.0.1:1"),
+        ])
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(client.store_id(), "store_alpha");
+        assert_eq!(client.base_url(), "http://127.0.0.1:1/store-api/2026-08");
+        assert_eq!(client.key_handle().current().expose_secret(), KEY);
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_never_show_the_key() {
+        let cases: [(&[(&str, &str)], &str); 5] = [
+            (&[], ENV_API_KEY),
+            (&[(ENV_API_KEY, KEY)], ENV_STORE_ID),
+            (&[(ENV_API_KEY, KEY), (ENV_STORE_ID, "")], ENV_STORE_ID),
+            (&[(ENV_API_KEY, KEY), (ENV_STORE_ID, "s")], ENV_BASE_URL),
+            (
+                &[
+                    (ENV_API_KEY, KEY),
+                    (ENV_STORE_ID, "s"),
+                    (ENV_BASE_URL, "ftp://h"),
+                ],
+                ENV_BASE_URL,
+            ),
+        ];
+        for (vars, variable) in cases {
+            let error = from(vars).unwrap_err();
+            let text = Error::from(error.clone()).to_string();
+            assert!(text.contains(variable), "{text}");
+            assert!(!text.contains("0123456789"), "{text}");
+        }
+        let bad_key = "csk_0123456789\nabcdef";
+        let error = from(&[(ENV_API_KEY, bad_key)]).unwrap_err();
+        assert!(matches!(
+            error,
+            ConfigError::Invalid {
+                variable: ENV_API_KEY,
+                ..
+            }
+        ));
+        assert!(!error.to_string().contains("0123456789"), "{error}");
+    }
+}

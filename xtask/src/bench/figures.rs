@@ -218,6 +218,10 @@ const RATIO_MARGIN: f64 = 0.05;
 /// a neighbour's load falls on the two servers' rounds unequally; 0.84 to 0.88 in five quick runs on
 /// an idle machine, 0.41 to 1.03 (pooled rounds) under a load average of 6 to 10.
 const FLOOR_RATIO_MARGIN: f64 = 0.25;
+/// Margin of the emulator's start ÷ bare axum: both sides share one process and alternate in rounds of
+/// five starts, but a neighbour's load falls on them unequally (1.43 to 1.47 in quick runs on an idle
+/// machine).
+const START_RATIO_MARGIN: f64 = 0.25;
 /// Margin of the build-cost ratio in CPU time: the two clean builds run one after the other, and even
 /// their CPU time moves when a neighbour shares the cores (caches, frequency).
 const BUILD_RATIO_MARGIN: f64 = 0.10;
@@ -827,6 +831,32 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             "the same, every page written (a distinct query each time)",
             "emulator_vs_floor_get_written",
             "×",
+            3,
+        ),
+        Figure::new(
+            "emulator start (built-in seed, rate limit on) + GET /status + drop ÷ bare axum, debug build",
+            "emulator_start_vs_bare",
+            "×",
+            2,
+        )
+        .target(Target::AtMost(2.0), Gate::Margin(START_RATIO_MARGIN)),
+        Figure::new(
+            "the start figure was measured in a debug build",
+            "emulator_start_debug",
+            "",
+            0,
+        )
+        .target(Target::Equals(1.0), Gate::ZeroTolerance),
+        Figure::new(
+            "emulator start + GET /status + drop, debug build, median",
+            "emulator_start_ms",
+            "ms",
+            3,
+        ),
+        Figure::new(
+            "bare axum start + GET + drop, debug build, median (the floor)",
+            "bare_start_ms",
+            "ms",
             3,
         ),
         Figure::new(

@@ -6,12 +6,11 @@ use axum::http::header;
 
 use crate::error::ApiError;
 use crate::loopback::is_loopback_host;
-use crate::state::Shared;
 
 /// Whether a request may use the emulator's control plane (its endpoints, or a fault header): a
 /// loopback `Host`, or remote access allowed. The refusal starts with `what`.
 pub(super) fn control_allowed(
-    shared: &Shared,
+    allow_remote: bool,
     request: &Request,
     what: &str,
 ) -> Result<(), ApiError> {
@@ -21,7 +20,7 @@ pub(super) fn control_allowed(
         .and_then(|h| h.to_str().ok())
         .or_else(|| request.uri().authority().map(|a| a.as_str()))
         .unwrap_or_default();
-    if shared.config.allow_remote || is_loopback_host(host) {
+    if allow_remote || is_loopback_host(host) {
         return Ok(());
     }
     Err(ApiError::Forbidden(format!(

@@ -88,7 +88,7 @@ fn header_fault(shared: &Shared, request: &Request) -> Result<Option<FaultKind>,
         return Ok(None);
     };
     control_allowed(
-        shared,
+        shared.config.allow_remote,
         request,
         &format!("The {FAULT_HEADER} header is honoured for"),
     )?;
