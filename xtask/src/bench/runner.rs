@@ -65,6 +65,7 @@ pub const SUITE: &[Bench] = &[
         package: "store-api-tests",
         name: "sim",
         measures: "the model of the network, explored",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-redis",
