@@ -344,6 +344,22 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
     );
     let _ = writeln!(
         out,
+        "- **The model of the network** (`tests/benches/sim.rs`, `tests/src/sim`): `store_api::Client` \
+         against the emulator in the same process (`Emulator::answer`) through a simulated network, on \
+         tokio's paused clock, 2 threads each with its own world. First every schedule of the exhaustive \
+         set ({} schedules: each of a submission's first 3 `POST`s and 3 lookups, and each of the first \
+         3 reads of `get`, `pages` and `stream`, drawn from 11 kinds: delivered, lost before the \
+         service, processed and the answer lost, reset, truncated, late, endless, a redirect to another \
+         host, a 4xx or a 5xx page of something on the way, a 429; their parameters turn with the \
+         position), then seeded random submissions of any length over every parameter and a cache's \
+         stale answer ({} schedules, seed {}). After each run the invariants are checked against what \
+         the emulator holds; a violation prints the run and the one command that replays it.",
+        number("sim_exhaustive_schedules"),
+        number("sim_random_schedules"),
+        number("sim_seed")
+    );
+    let _ = writeln!(
+        out,
         "- **Rate limit shared by processes** (`store-api-redis/benches/shared_limit.rs`): 4 OS processes \
          × 8 tasks × {} `GET /status` calls on one store ({} requests here), against the emulator with the \
          service's limit and a private `redis-server`, all starting at one instant. Shared: every process \
@@ -500,7 +516,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          bind; its retries on) against a bare `reqwest` GET with the API key, decoded by `serde_json` \
          into the same `OrderList`; and `client.orders().submit` (pre-flight against the warm snapshot \
          cache, then one POST) against one bare POST of the same kind of order decoded into the same \
-         `Order`. Both sides share one `reqwest::Client` (`ClientBuilder::http_client`), so one pool. \
+         `Order`. Both sides share one `reqwest::Client` (the bare side sends with the client's own, `client.raw().client()`), so one pool. \
          {} rounds of 10 requests per side, the side going first alternating; each ratio is the median \
          of the rounds' ratios.",
         number("client_overhead_rounds")

@@ -62,6 +62,12 @@ pub const SUITE: &[Bench] = &[
         profile: Profile::Release,
     },
     Bench {
+        package: "store-api-tests",
+        name: "sim",
+        measures: "the model of the network, explored",
+        profile: Profile::Release,
+    },
+    Bench {
         package: "store-api-redis",
         name: "shared_limit",
         measures: "rate limit shared by processes (Redis)",
