@@ -370,17 +370,23 @@ impl Orders<'_> {
         let response = match sent {
             Ok(response) => response,
             Err(source) => {
-                let result = match crate::network::failure_of(&source) {
-                    Some(failure) if !failure.sent() => AttemptResult::NotSent,
-                    _ => match outcome {
-                        Outcome::Status(status, _) => AttemptResult::Redirected(status),
-                        _ => AttemptResult::Connection,
-                    },
-                };
+                let not_sent = crate::network::failure_of(&source).is_some_and(|f| !f.sent());
                 let error = error::from_transport(source, true);
-                let result = match (&error, result) {
-                    (Error::Timeout { .. }, AttemptResult::Connection) => AttemptResult::Timeout,
-                    (_, result) => result,
+                let result = match outcome {
+                    _ if not_sent => AttemptResult::NotSent,
+                    // A 2xx whose body was refused (over the size limit): created, and unreadable.
+                    Outcome::Status(200..=299, _) => {
+                        return Ok(Answer::CreatedUnreadable {
+                            error,
+                            readable: false,
+                        });
+                    }
+                    Outcome::Status(status, _) if (300..400).contains(&status) => {
+                        AttemptResult::Redirected(status)
+                    }
+                    Outcome::Status(status, _) => AttemptResult::Status(status),
+                    _ if matches!(error, Error::Timeout { .. }) => AttemptResult::Timeout,
+                    _ => AttemptResult::Connection,
                 };
                 return Ok(Answer::Retry {
                     result,
