@@ -1,7 +1,7 @@
 //! What `store_api::Client` adds on top of bare HTTP: the same requests through the client and through a
 //! bare `reqwest` call with `serde_json` decoding into the same types, against the real emulator on
 //! 127.0.0.1, one request in flight, both sides on one `reqwest::Client` (so the same connection pool and
-//! settings: the client is built with `ClientBuilder::http_client`).
+//! settings: the bare side sends with the client's own, `client.raw().client()`).
 //!
 //! - `client_overhead_list_ratio`: `client.orders().list(limit 100)` (limiter, retries, hooks, the
 //!   page's decode) ÷ `GET /orders?limit=100` with the API key header, decoded into the same
@@ -21,6 +21,7 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use progenitor_client::ClientInfo as _;
 use store_api::{Client, IdentifiedOrder, NewOrder, OrderQuery, Submitted, new_external_order_id};
 use store_api_raw::contract::{CREATE_ORDER, LIST_ORDERS};
 use store_api_raw::hooks::API_KEY_HEADER;
@@ -98,17 +99,14 @@ fn median(mut values: Vec<f64>) -> f64 {
 async fn run(rounds: usize) -> Result<(), BoxError> {
     let emu = emulator().await;
     let key = key_of(&emu, ALPHA);
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .connect_timeout(Duration::from_secs(30))
-        .build()?;
     let client = Client::builder()
         .base_url(emu.base_url())
         .store_id(ALPHA)
         .api_key(&key)
-        .http_client(http.clone())
+        .timeout(Duration::from_secs(30))
         .rate_limiter(relaxed_limiter())
         .build()?;
+    let http = client.raw().client().clone();
     for _ in 0..ORDERS {
         client
             .orders()

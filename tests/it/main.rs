@@ -11,6 +11,8 @@ mod endpoints;
 mod errors;
 // Exactly-once submission through a fault-injecting proxy.
 mod exactly_once;
+// Issue 22: redirects, firewall pages, forged successes and endless bodies over real HTTP.
+mod hostile_network;
 // One KeyHandle rotates a client, its clones and a webhook Verifier together, mid-traffic (issue 16).
 mod key_rotation;
 // Streaming every page, with orders arriving between pages.
@@ -21,6 +23,8 @@ mod rate_limit;
 mod rare_faults;
 // Client, Error and Page cross threads (compile-time).
 mod send_sync;
+// The money path and the reads under a model of the network, every schedule explored (issue 22).
+mod sim;
 // store-api-webhooks end to end: the emulator's signed deliveries to an axum receiver, key rotation,
 // follow_up (here rather than in that crate, which keeps its dev-dependencies free of an HTTP client).
 mod webhook_emulator;

@@ -4,8 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod capture;
+pub mod hostile;
 pub mod matrix;
 pub mod proxy;
+pub mod sim;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde_norway::{Mapping, Value};
 
-use crate::codegen::CodegenError;
+use crate::generator::{CodegenError, snake};
 
 /// Generated file path relative to the workspace root.
 pub const OUTPUT_PATH: &str = "crates/store-api-raw/src/contract.rs";
@@ -533,22 +533,6 @@ fn camel(text: &str) -> String {
         .collect()
 }
 
-/// `listCatalogProducts` → `list_catalog_products` (progenitor's method and operation id).
-pub(crate) fn snake(id: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in id.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 fn screaming(id: &str) -> String {
     snake(id).to_ascii_uppercase()
 }
@@ -602,7 +586,7 @@ mod tests {
     use super::*;
 
     fn spec() -> String {
-        std::fs::read_to_string(crate::workspace_root().join(crate::codegen::SPEC_PATH))
+        std::fs::read_to_string(crate::workspace_root().join(crate::generator::SPEC_PATH))
             .unwrap_or_default()
     }
 

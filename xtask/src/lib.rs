@@ -5,6 +5,8 @@
 pub mod bench;
 pub mod codegen;
 pub mod contract;
+pub mod generator;
+pub mod imports;
 pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::codegen::CodegenError;
+use crate::generator::{CodegenError, generated_file, snake};
 
 /// Generated file path relative to the workspace root.
 pub const RULES_PATH: &str = "crates/store-api-raw/src/rules.rs";
@@ -50,12 +50,7 @@ const KNOWN_KEYWORDS: &[&str] = &[
 
 /// The formatted Rust source of the rules module for the spec's YAML text.
 pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
-    let code = source(spec_text)?;
-    Ok(format!(
-        "{}{}",
-        crate::codegen::PREAMBLE,
-        crate::codegen::rustfmt(&code)?
-    ))
+    generated_file(&source(spec_text)?)
 }
 
 fn source(spec_text: &str) -> Result<String, CodegenError> {
@@ -152,7 +147,7 @@ fn ref_name(schema: &Value) -> Option<&str> {
 /// `CreateOrderRequest` → `create_order_request`, `isCustom` → `is_custom`; Rust keywords get a `_`
 /// suffix, as typify names them.
 fn snake_case(name: &str) -> String {
-    let mut out = crate::contract::snake(name);
+    let mut out = snake(name);
     if syn::parse_str::<syn::Ident>(&out).is_err() {
         out.push('_');
     }
@@ -712,7 +707,7 @@ mod tests {
     use super::*;
 
     fn spec() -> String {
-        std::fs::read_to_string(crate::workspace_root().join(crate::codegen::SPEC_PATH)).unwrap()
+        std::fs::read_to_string(crate::workspace_root().join(crate::generator::SPEC_PATH)).unwrap()
     }
 
     #[test]

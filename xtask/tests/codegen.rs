@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use xtask::codegen::{self, CodegenError};
+use xtask::codegen;
 use xtask::contract;
+use xtask::generator::{CodegenError, SPEC_PATH};
 
 fn read(relative: &str) -> String {
     std::fs::read_to_string(xtask::workspace_root().join(relative)).unwrap()
@@ -12,7 +13,7 @@ fn read(relative: &str) -> String {
 
 #[test]
 fn checked_in_code_matches_the_spec() {
-    let spec = read(codegen::SPEC_PATH);
+    let spec = read(SPEC_PATH);
     for (generated, path) in [
         (codegen::generate(&spec).unwrap(), codegen::OUTPUT_PATH),
         (
@@ -53,7 +54,7 @@ fn the_contract_names_every_generated_operation() {
 
 #[test]
 fn editing_the_spec_without_regenerating_is_caught() {
-    let spec = read(codegen::SPEC_PATH);
+    let spec = read(SPEC_PATH);
     let edited = spec.replacen(
         "summary: Check reachability and credentials",
         "summary: Check reachability and credentials (edited)",
@@ -116,7 +117,7 @@ fn generated_operations_are_pinned() {
 /// A money field added to the spec (`allOf: [Money]`) is generated as `Money`, with no hand edit.
 #[test]
 fn a_money_field_added_to_the_spec_is_generated_as_money() {
-    let spec = read(codegen::SPEC_PATH);
+    let spec = read(SPEC_PATH);
     let anchor = "        subtotalCost:\n";
     let edited = spec.replacen(
         anchor,

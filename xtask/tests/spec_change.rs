@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use xtask::codegen::{self, Mode};
+use xtask::generator::SPEC_PATH;
 
 /// What the copy takes from the workspace (sources only: every `target/` is skipped).
 const COPIED: &[&str] = &[
@@ -59,12 +60,12 @@ fn a_spec_change_regenerates_into_a_workspace_that_compiles() {
     }
 
     edit(
-        &copy.join(codegen::SPEC_PATH),
+        &copy.join(SPEC_PATH),
         "      required: [id]\n      properties:\n        id:\n          type: string\n          description: Id of the order.\n",
         "      required: [id]\n      properties:\n        id:\n          type: string\n          description: Id of the order.\n        giftMessage:\n          type: string\n          description: A message printed on the packing slip.\n",
     );
     edit(
-        &copy.join(codegen::SPEC_PATH),
+        &copy.join(SPEC_PATH),
         "        - liquid_3d\n",
         "        - liquid_3d\n        - emboss\n",
     );

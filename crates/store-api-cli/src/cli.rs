@@ -1,9 +1,10 @@
 //! The command line: every command, flag and its `--help` text (clap derive).
 
-use std::fmt;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::global::{GlobalArgs, Secret};
 
 /// Exit codes, also listed in `--help`.
 const EXIT_CODES: &str = "\
@@ -28,57 +29,6 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Options every command accepts.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Global options")]
-pub struct GlobalArgs {
-    /// The store's API key (sent as X-API-Key, never printed).
-    #[arg(long, env = store_api::ENV_API_KEY, hide_env_values = true, global = true)]
-    pub api_key: Option<Secret>,
-    /// The store id that matches the key.
-    #[arg(
-        long,
-        env = store_api::ENV_STORE_ID,
-        hide_env_values = true,
-        global = true
-    )]
-    pub store_id: Option<String>,
-    /// The service's address, for example https://host (with or without /store-api/2026-08).
-    #[arg(
-        long,
-        env = store_api::ENV_BASE_URL,
-        hide_env_values = true,
-        global = true
-    )]
-    pub base_url: Option<String>,
-    /// Take the settings no flag or variable gives from this profile of the configuration file
-    /// ($STORE_API_CONFIG, else $XDG_CONFIG_HOME/store-api/config.toml or ~/.config/store-api/config.toml).
-    #[arg(
-        long,
-        env = crate::config::ENV_PROFILE,
-        hide_env_values = true,
-        value_name = "NAME",
-        global = true
-    )]
-    pub profile: Option<String>,
-    /// Start the local emulator inside this process and use its first active store (not the real
-    /// service; credential flags are ignored). It serves a sample 3000x2400 PNG at
-    /// `https://demo-assets.example.test/sunset-3000x2400.png` for `artworks create`.
-    #[arg(long, global = true)]
-    pub emulator: bool,
-    /// With --emulator: load the emulator's state from this file if it exists and save it back on
-    /// exit, so successive commands see the same orders and artworks.
-    #[arg(long, value_name = "FILE", global = true)]
-    pub emulator_state: Option<PathBuf>,
-    /// Print machine-readable JSON (the API's own shapes) instead of tables.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Log to stderr: -v one line per HTTP request (method, operation, status, time; never the key),
-    /// -vv debug, -vvv trace. RUST_LOG, when set, chooses the filter instead.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
 }
 
 /// The commands.
@@ -466,30 +416,6 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(parse_pixels(text).ok(), *expected, "{text}");
         }
-    }
-}
-
-/// A secret given on the command line or in the environment (an API key): its `Debug` never shows it,
-/// so printing the parsed arguments (`{:?}`, a panic message, a trace) cannot leak it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The secret itself, for the one place that sends or signs with it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for Secret {
-    fn from(value: String) -> Self {
-        Secret(value)
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
     }
 }
 

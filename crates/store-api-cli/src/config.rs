@@ -23,13 +23,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cli::{GlobalArgs, Secret};
 use crate::error::CliError;
-
-/// The variable naming the profile to use (like `--profile`).
-pub const ENV_PROFILE: &str = "STORE_API_PROFILE";
-/// The variable holding the path of the configuration file, instead of the platform's place.
-pub const ENV_CONFIG: &str = "STORE_API_CONFIG";
+use crate::global::{ENV_CONFIG, GlobalArgs, Secret};
 
 /// The configuration file.
 #[derive(Debug, Default, Deserialize)]

@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod demo;
 mod error;
+mod global;
 mod input;
 mod logging;
 mod output;

@@ -5,23 +5,15 @@ use store_api::{Client, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 use store_api_fixtures::Emulator;
 use store_api_fixtures::artwork::FakeResource;
 
-use crate::cli::GlobalArgs;
 use crate::config::Credentials;
 use crate::error::CliError;
-use crate::png;
+use crate::global::GlobalArgs;
 
 /// The sample image the embedded emulator serves from a fake public host.
 pub const SAMPLE_IMAGE_URL: &str = "https://demo-assets.example.test/sunset-3000x2400.png";
-/// The sample image's size in pixels.
-pub const SAMPLE_IMAGE_PX: (u32, u32) = (3000, 2400);
-/// The sample image's one color (a sunset orange).
-const SAMPLE_IMAGE_RGB: [u8; 3] = [0xF2, 0x6B, 0x1D];
-
-/// The sample image's bytes: a valid PNG of [`SAMPLE_IMAGE_PX`] pixels.
-pub fn sample_png() -> Vec<u8> {
-    let (width, height) = SAMPLE_IMAGE_PX;
-    png::solid(width, height, SAMPLE_IMAGE_RGB)
-}
+/// The sample image: a PNG of 3000x2400 pixels of one color (a sunset orange), 1-bit palette, a few
+/// kilobytes.
+pub const SAMPLE_PNG: &[u8] = include_bytes!("../assets/sunset-3000x2400.png");
 
 /// A client, and the emulator it talks to when that runs in this process.
 #[derive(Debug)]
@@ -130,7 +122,7 @@ pub async fn start(builder: store_api_fixtures::EmulatorBuilder) -> Result<Emula
         .map_err(|e| CliError::Failed(format!("the embedded emulator could not start: {e}")))?;
     emulator
         .fake_hosts()
-        .insert(SAMPLE_IMAGE_URL, FakeResource::image(&sample_png()))
+        .insert(SAMPLE_IMAGE_URL, FakeResource::image(SAMPLE_PNG))
         .map_err(|e| CliError::Failed(e.to_string()))?;
     Ok(emulator)
 }

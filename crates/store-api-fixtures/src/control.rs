@@ -41,7 +41,7 @@ fn store_not_found() -> ApiError {
 
 pub(crate) fn stores(shared: &Shared) -> Vec<StoreCredentials> {
     shared
-        .lock()
+        .read()
         .stores
         .values()
         .map(|s| StoreCredentials {
@@ -152,7 +152,7 @@ pub(crate) fn set_artwork_hosts(
 
 /// A stored artwork image: its content type and bytes.
 pub(crate) fn image(shared: &Shared, image_id: &str) -> Result<(String, Bytes), ApiError> {
-    let state = shared.lock();
+    let state = shared.read();
     let Some(image) = state.images.get(image_id) else {
         // An artwork still pointing at the image means it was stored, then evicted.
         return Err(if state.artwork_uses_image(image_id) {
@@ -169,14 +169,14 @@ pub(crate) fn image(shared: &Shared, image_id: &str) -> Result<(String, Bytes), 
 
 /// The store's delivery attempts of the last [`LOG_RETENTION`](crate::LOG_RETENTION), oldest first.
 pub(crate) fn deliveries(shared: &Shared, store_id: &str) -> Result<Vec<Delivery>, ApiError> {
-    let state = shared.lock();
+    let state = shared.read();
     let store = state.stores.get(store_id).ok_or_else(store_not_found)?;
     Ok(crate::logs::recent(&store.deliveries, shared.clock.now()))
 }
 
 /// The store's Store API requests of the last [`LOG_RETENTION`](crate::LOG_RETENTION), oldest first.
 pub(crate) fn requests(shared: &Shared, store_id: &str) -> Result<Vec<RequestRecord>, ApiError> {
-    if !shared.lock().stores.contains_key(store_id) {
+    if !shared.read().stores.contains_key(store_id) {
         return Err(store_not_found());
     }
     Ok(shared.requests.recent(store_id, shared.clock.now()))
@@ -298,7 +298,7 @@ pub(crate) fn app_action(
 /// Advances every order that the provider would move (not held, canceled, or awaiting a decision).
 pub(crate) fn advance_all(shared: &Arc<Shared>) {
     let movable: Vec<(String, String)> = {
-        let state = shared.lock();
+        let state = shared.read();
         state
             .stores
             .values()

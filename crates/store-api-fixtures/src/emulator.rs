@@ -15,7 +15,6 @@ use crate::artwork::{Downloader, FakeHosts, FetchLimits};
 use crate::clock::Clock;
 use crate::control::{self, StoreCredentials};
 use crate::error::ApiError;
-use crate::events;
 use crate::faults::Fault;
 use crate::logs::{Delivery, RequestRecord};
 use crate::orders::AppAction;
@@ -263,7 +262,7 @@ impl EmulatorBuilder {
         let origin = format!("http://{addr}");
         let mut state = match &self.state_file {
             Some(path) if path.exists() => State::load(path).map_err(EmulatorError::State)?,
-            _ => State::from_seed(self.seed.unwrap_or_else(Seed::builtin)),
+            _ => self.seed.map_or_else(State::builtin, State::from_seed),
         };
         // A saved state may come from an emulator that listened on another port.
         state.serve_images_from(&origin);
@@ -275,13 +274,8 @@ impl EmulatorBuilder {
             Downloader::offline(fake, self.fetch_limits)
         };
         // Under `rustls` (unified into this build by any crate that turns it on) reqwest needs a crypto
-        // provider installed before it builds a client.
+        // provider installed before it builds a client (the webhook deliveries', the downloader's).
         store_api::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(events::DELIVERY_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
         let limiter = self.rate_limit.then(|| StoreLimiter::new(clock.clone()));
         let config = Config {
             webhook_backoff: self.webhook_backoff,
@@ -290,10 +284,11 @@ impl EmulatorBuilder {
             image_bytes_cap: self.image_bytes_cap,
         };
         let shared = Arc::new(Shared::new(
-            state, clock, limiter, downloader, http, origin, config,
+            state, clock, limiter, downloader, origin, config,
         ));
         let (stop, stopped) = oneshot::channel::<()>();
         let app = server::router(shared.clone());
+        let in_process = app.clone();
         let state_file = self.state_file.clone();
         let saver = shared.clone();
         let task = tokio::spawn(async move {
@@ -318,6 +313,7 @@ impl EmulatorBuilder {
         tracing::info!(%addr, "store-api-emulator listening");
         Ok(Emulator {
             addr,
+            app: in_process,
             shared,
             stop: Some(stop),
             task: Some(task),
@@ -340,6 +336,8 @@ impl EmulatorBuilder {
 #[derive(Debug)]
 pub struct Emulator {
     addr: SocketAddr,
+    /// The same routes the server serves, for [`Emulator::answer`].
+    app: axum::Router,
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -627,6 +625,30 @@ impl Emulator {
     /// The store's orders, oldest first.
     pub fn orders(&self, store_id: &str) -> Vec<types::Order> {
         control::orders(&self.shared, store_id)
+    }
+
+    /// Answers `request` in this process, without a socket, as the server answers it on a connection:
+    /// the same routes, authentication, rate limit, request log and validation. For a simulation that
+    /// carries the client's requests over a network model of its own (see
+    /// `store_api::network::Network`), so that a paused tokio clock can drive both sides. An injected
+    /// fault that needs a connection (a drop, a reset, a cut or an endless body) answers 503 here instead; a body
+    /// over [`MAX_BODY_BYTES`](crate::MAX_BODY_BYTES) is refused as the server refuses it.
+    pub async fn answer(
+        &self,
+        request: axum::http::Request<bytes::Bytes>,
+    ) -> axum::http::Response<bytes::Bytes> {
+        use tower_service::Service as _;
+        let request = request.map(axum::body::Body::from);
+        let response = match self.app.clone().call(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        };
+        let (parts, body) = response.into_parts();
+        // The emulator's own answers are small; one that cannot be read whole is cut off here.
+        let body = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        axum::http::Response::from_parts(parts, body)
     }
 
     /// Stops serving, waits for in-flight requests and writes the state file if one was set.

@@ -47,7 +47,7 @@ struct Job {
 pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
     for event in events {
         let job = {
-            let state = shared.lock();
+            let state = shared.read();
             let Some(store) = state.stores.get(&event.store_id) else {
                 continue;
             };
@@ -87,8 +87,7 @@ async fn deliver(shared: Arc<Shared>, job: Job) {
             // The store is gone (state replaced): nobody is left to deliver for.
             return;
         };
-        let result = shared
-            .http
+        let result = http(&shared)
             .post(&job.url)
             .header("content-type", "application/json")
             .header(SIGNATURE_HEADER, signature)
@@ -134,7 +133,7 @@ async fn deliver(shared: Arc<Shared>, job: Job) {
 
 /// The job's signature with the store's key of this moment.
 fn current_signature(shared: &Shared, job: &Job) -> Option<String> {
-    let state = shared.lock();
+    let state = shared.read();
     let store = state.stores.get(&job.store_id)?;
     Some(sign(&store.api_key, &job.body))
 }
@@ -150,4 +149,15 @@ fn describe(error: &reqwest::Error) -> String {
 }
 
 /// The delivery timeout of one attempt.
-pub(crate) const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The deliveries' client (built by the first delivery): no redirect followed, one attempt's timeout.
+fn http(shared: &Shared) -> &reqwest::Client {
+    shared.http.get_or_init(|| {
+        reqwest::Client::builder()
+            .timeout(DELIVERY_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default()
+    })
+}

@@ -3,6 +3,7 @@
 //! The built-in seed is `seed/default.json` (documented in `seed/README.md`); `--seed FILE.json` replaces it.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use store_api_raw::types;
@@ -107,11 +108,14 @@ pub enum SeedError {
 }
 
 impl Seed {
-    /// The built-in seed (`seed/default.json`).
+    /// The built-in seed (`seed/default.json`), parsed once per process.
     pub fn builtin() -> Seed {
+        static BUILTIN: OnceLock<Seed> = OnceLock::new();
         // The built-in file is checked by a unit test; an error here is a build defect, and an empty
         // seed is a safe fallback that keeps the emulator from panicking.
-        Seed::from_json(DEFAULT_SEED).unwrap_or_else(|_| Seed::empty())
+        BUILTIN
+            .get_or_init(|| Seed::from_json(DEFAULT_SEED).unwrap_or_else(|_| Seed::empty()))
+            .clone()
     }
 
     /// A seed with no stores, blanks or products.

@@ -15,6 +15,7 @@ pub use crate::handle::Client;
 use crate::handle::Inner;
 use crate::hook::RequestHook;
 use crate::limiter::Limiter;
+use crate::network::{Network, ReqwestNetwork};
 use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
@@ -31,8 +32,15 @@ pub const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;
 /// [`ClientBuilder::max_rate_limit_pause`].
 pub const DEFAULT_MAX_RATE_LIMIT_PAUSE: Duration = Duration::from_secs(10);
 
-/// Timeout of one attempt, and of making its connection, unless [`ClientBuilder::timeout`] sets another.
+/// Timeout of one attempt (its rate-limiter wait, its connection, its answer and the answer's body)
+/// unless [`ClientBuilder::timeout`] sets another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most bytes of one answer's body the client reads unless
+/// [`ClientBuilder::max_response_bytes`] sets another: 8 MiB. The largest answer the service gives, a
+/// page of 100 orders or blanks, is well under 1 MiB; an endless or huge body (a misconfigured proxy,
+/// a hostile host) fails with [`Error::ResponseTooLarge`] instead of growing memory.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
 
 /// How long pre-flight validation trusts its copy of the catalog and products unless
 /// [`ClientBuilder::cache_ttl`] sets another: 5 minutes.
@@ -183,7 +191,9 @@ pub struct ClientBuilder {
     base_url: Option<String>,
     timeout: Option<Duration>,
     user_agent: Option<String>,
-    http: Option<reqwest::Client>,
+    http: Option<reqwest::ClientBuilder>,
+    network: Option<Arc<dyn Network>>,
+    max_response_bytes: Option<usize>,
     limiter: Option<RateLimiter>,
     shared_limiter: Option<Arc<dyn Limiter>>,
     retry: Option<RetryPolicy>,
@@ -266,21 +276,55 @@ impl ClientBuilder {
         self
     }
 
-    /// Timeout of one attempt (default [`DEFAULT_TIMEOUT`], 30 s). Ignored with [`ClientBuilder::http_client`].
+    /// The most one attempt may take (default [`DEFAULT_TIMEOUT`], 30 s): its wait for the rate
+    /// limiter, its connection, its answer and the answer's whole body. The client enforces it itself,
+    /// whatever HTTP client or [`network`](Self::network) carries the request.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// User-Agent header (default [`DEFAULT_USER_AGENT`], `store-api-rust/<version>`). Ignored with [`ClientBuilder::http_client`].
+    /// The most bytes of one answer's body that are read (default [`DEFAULT_MAX_RESPONSE_BYTES`],
+    /// 8 MiB); a larger answer fails with [`Error::ResponseTooLarge`].
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = Some(bytes);
+        self
+    }
+
+    /// User-Agent header (default [`DEFAULT_USER_AGENT`], `store-api-rust/<version>`).
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.user_agent = Some(agent.into());
         self
     }
 
-    /// Uses a caller-configured `reqwest::Client` (proxies, TLS roots, timeouts).
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = Some(client);
+    /// Builds the HTTP client from a caller-configured `reqwest::ClientBuilder` (proxies, TLS settings,
+    /// pool sizes). The client then sets, over what the builder says: no redirects (the Store API never
+    /// redirects, and reqwest would carry the `X-API-Key` header to whatever host a `Location` names),
+    /// the User-Agent and the root certificates added here. [`timeout`](Self::timeout) is enforced by
+    /// the client on top of any timeout of the builder's.
+    ///
+    /// ```
+    /// let client = store_api::Client::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .store_id("store_alpha")
+    ///     .api_key("csk_example")
+    ///     .http_client_builder(reqwest::Client::builder().pool_max_idle_per_host(4))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), store_api::Error>(())
+    /// ```
+    pub fn http_client_builder(mut self, builder: reqwest::ClientBuilder) -> Self {
+        self.http = Some(builder);
+        self
+    }
+
+    /// Sends every request through `network` instead of reqwest: a simulated network in tests, or an
+    /// HTTP stack of your own. The client keeps its guarantees over any network (the deadline of each
+    /// attempt, the size limit of answers, no redirect followed, no request for another origin than the
+    /// base URL's); the network sees the API key in each request's `X-API-Key`. See
+    /// [`network::Network`](crate::network::Network).
+    pub fn network(mut self, network: Arc<dyn Network>) -> Self {
+        self.network = Some(network);
         self
     }
 
@@ -328,8 +372,8 @@ impl ClientBuilder {
     }
 
     /// Trusts the PEM certificate(s) in `pem` (one or a bundle) as root authorities, besides the
-    /// platform's: for a private CA or a TLS-terminating proxy. Ignored with
-    /// [`ClientBuilder::http_client`]; without the `rustls` or `native-tls` feature, `build` fails.
+    /// platform's: for a private CA or a TLS-terminating proxy. Without the `rustls` or `native-tls`
+    /// feature, `build` fails.
     pub fn root_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
         self.root_certificates
             .push(RootCertificate::Pem(pem.as_ref().to_vec()));
@@ -366,24 +410,24 @@ impl ClientBuilder {
             &base_url,
             !self.root_certificates.is_empty(),
         )?;
-        let http = match self.http {
-            Some(http) => http,
-            None => {
-                let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
-                let builder = reqwest::Client::builder()
-                    .timeout(timeout)
-                    .connect_timeout(timeout)
-                    .user_agent(
-                        self.user_agent
-                            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
-                    );
-                with_root_certificates(builder, &self.root_certificates)?
-                    .build()
-                    .map_err(|e| {
-                        Error::InvalidArgument(format!("cannot build the HTTP client: {e}"))
-                    })?
-            }
-        };
+        let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let http = self
+            .http
+            .unwrap_or_else(|| reqwest::Client::builder().connect_timeout(timeout))
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(
+                self.user_agent
+                    .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
+            );
+        let http = with_root_certificates(http, &self.root_certificates)?
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("cannot build the HTTP client: {e}")))?;
+        let network = self
+            .network
+            .unwrap_or_else(|| Arc::new(ReqwestNetwork::new(http.clone())));
+        let origin = url::Url::parse(&base_url)
+            .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?
+            .origin();
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
@@ -391,13 +435,19 @@ impl ClientBuilder {
             Some(shared) => shared,
             None => Arc::new(limiter.clone()),
         };
-        let transport = ClientTransport::new(
-            shared_limiter.clone(),
-            self.retry.unwrap_or_default(),
-            self.max_pause.unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE),
-            api_key.clone(),
-            self.hooks,
-        );
+        let transport = Arc::new(ClientTransport {
+            limiter: shared_limiter.clone(),
+            policy: self.retry.unwrap_or_default(),
+            max_pause: self.max_pause.unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE),
+            key: api_key.clone(),
+            hooks: self.hooks,
+            network,
+            timeout,
+            max_response_bytes: self
+                .max_response_bytes
+                .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
+            origin,
+        });
         let raw = store_api_raw::Client::new_with_client(
             &base_url,
             http,
@@ -605,5 +655,73 @@ mod tests {
     fn clients_are_send_and_sync() {
         fn check<T: Send + Sync + Clone>() {}
         check::<Client>();
+    }
+}
+
+/// `from_env` over a map of variables: which it reads, and how it names the one that is missing or wrong.
+#[cfg(test)]
+mod from_env_tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::config::{ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
+
+    fn from(vars: &[(&str, &str)]) -> Result<ClientBuilder, ConfigError> {
+        let vars: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+            .collect();
+        ClientBuilder::from_lookup(|name| vars.get(name).cloned())
+    }
+
+    const KEY: &str = "csk_0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn every_variable_is_read_and_the_client_builds() {
+        let client = from(&[
+            (ENV_API_KEY, KEY),
+            (ENV_STORE_ID, "store_alpha"),
+            (ENV_BASE_URL, "http://127.0.0.1:1"),
+        ])
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(client.store_id(), "store_alpha");
+        assert_eq!(client.base_url(), "http://127.0.0.1:1/store-api/2026-08");
+        assert_eq!(client.key_handle().current().expose_secret(), KEY);
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_never_show_the_key() {
+        let cases: [(&[(&str, &str)], &str); 5] = [
+            (&[], ENV_API_KEY),
+            (&[(ENV_API_KEY, KEY)], ENV_STORE_ID),
+            (&[(ENV_API_KEY, KEY), (ENV_STORE_ID, "")], ENV_STORE_ID),
+            (&[(ENV_API_KEY, KEY), (ENV_STORE_ID, "s")], ENV_BASE_URL),
+            (
+                &[
+                    (ENV_API_KEY, KEY),
+                    (ENV_STORE_ID, "s"),
+                    (ENV_BASE_URL, "ftp://h"),
+                ],
+                ENV_BASE_URL,
+            ),
+        ];
+        for (vars, variable) in cases {
+            let error = from(vars).unwrap_err();
+            let text = Error::from(error.clone()).to_string();
+            assert!(text.contains(variable), "{text}");
+            assert!(!text.contains("0123456789"), "{text}");
+        }
+        let bad_key = "csk_0123456789\nabcdef";
+        let error = from(&[(ENV_API_KEY, bad_key)]).unwrap_err();
+        assert!(matches!(
+            error,
+            ConfigError::Invalid {
+                variable: ENV_API_KEY,
+                ..
+            }
+        ));
+        assert!(!error.to_string().contains("0123456789"), "{error}");
     }
 }

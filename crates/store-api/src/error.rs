@@ -6,6 +6,7 @@ use store_api_raw::types;
 
 use crate::difference::Difference;
 use crate::model::Order;
+use crate::network::{self, Failure};
 use crate::retry::{self, Outcome};
 use crate::validate::Violation;
 
@@ -45,11 +46,13 @@ pub enum Error {
         /// The service's message.
         message: String,
     },
-    /// The externalOrderId is already used by another order: the service holds an order with this id
-    /// whose line items or shipping address differ from the request. Nothing new was created or billed;
-    /// the existing order is the one billed for this id. Use a new external id for a new order.
+    /// The service holds an order under this externalOrderId whose line items or shipping address
+    /// differ from the request (the order was edited in the app, say, or the id was given to another
+    /// order). That order is the one billed for this id, and this call placed nothing new. Sending the
+    /// request again under a *new* id places a new order, billed in addition: do that only if a second
+    /// order is what you want.
     #[error(
-        "externalOrderId already used by order {} with different contents (nothing new was created): {}",
+        "the order held under this externalOrderId ({}) differs from the request: {}; no new order was placed for this request (a new externalOrderId would place a new, billed order)",
         existing.id,
         differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
     )]
@@ -64,6 +67,33 @@ pub enum Error {
     RateLimited {
         /// The service's Retry-After.
         retry_after: Option<Duration>,
+    },
+    /// A redirect (3xx), which is never followed: the Store API never redirects, so a proxy, a load
+    /// balancer or a base URL that is not the service's answered, and following it would carry the API
+    /// key (and an order's body) to the host it names. The request went no further than that answer.
+    #[error("the answer was a redirect ({status}) to {}, which was not followed: the Store API never redirects (check the base URL, or a proxy on the way); the API key was not sent there", location.as_deref().unwrap_or("no Location"))]
+    Redirect {
+        /// The HTTP status (301, 302, 303, 307, 308…).
+        status: u16,
+        /// The `Location` it named, if any.
+        location: Option<String>,
+    },
+    /// An answer the Store API itself never gives: a client-error status it does not send (403, 405,
+    /// 408…), or one without its error envelope (a firewall's or a gateway's page). Something on the
+    /// way answered, so whether the request reached the service is unknown: it may have been processed.
+    #[error("status {status} came from something on the way (a proxy, a firewall, a gateway), not from the Store API{}", content_type.as_deref().map(|t| format!(" ({t})")).unwrap_or_default())]
+    Intermediary {
+        /// The HTTP status.
+        status: u16,
+        /// The answer's `Content-Type`, if any.
+        content_type: Option<String>,
+    },
+    /// The answer's body was larger than the client reads
+    /// ([`ClientBuilder::max_response_bytes`](crate::ClientBuilder::max_response_bytes)).
+    #[error("the answer is larger than {limit} bytes and was not read further")]
+    ResponseTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
     },
     /// 5xx after every allowed retry.
     #[error("server error {status}: {message}")]
@@ -87,14 +117,15 @@ pub enum Error {
         /// Whether the service may have processed the request (it was sent).
         may_have_been_processed: bool,
     },
-    /// The connection failed or was reset.
+    /// The connection failed or was reset (or, never sent, the request was for another origin than
+    /// the base URL's).
     #[error("connection failed{}: {source}", if *may_have_been_processed { " (the request may have been processed)" } else { "" })]
     Transport {
         /// Whether the service may have processed the request.
         may_have_been_processed: bool,
-        /// The cause.
+        /// The cause: reqwest's error, or the network's.
         #[source]
-        source: reqwest::Error,
+        source: crate::network::BoxError,
     },
     /// An answer came but could not be read or decoded (so the request was processed, or may have been).
     #[error("could not decode the response: {0}")]
@@ -117,7 +148,10 @@ impl Error {
             Error::NotFound { .. } => Some(404),
             Error::Conflict { .. } | Error::ExternalIdReused { .. } => Some(409),
             Error::RateLimited { .. } => Some(429),
-            Error::Server { status, .. } | Error::Status { status, .. } => Some(*status),
+            Error::Server { status, .. }
+            | Error::Status { status, .. }
+            | Error::Redirect { status, .. }
+            | Error::Intermediary { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -163,7 +197,12 @@ impl Error {
                 may_have_been_processed,
                 ..
             } => *may_have_been_processed,
-            Error::Server { .. } | Error::Decode(_) | Error::Conflict { .. } => true,
+            Error::Server { .. }
+            | Error::Decode(_)
+            | Error::Conflict { .. }
+            | Error::Redirect { .. }
+            | Error::Intermediary { .. }
+            | Error::ResponseTooLarge { .. } => true,
             Error::Status { status, .. } => !(400..500).contains(status),
             _ => false,
         }
@@ -180,7 +219,14 @@ impl Error {
             Raw::UnexpectedResponse(response) => {
                 let status = response.status().as_u16();
                 let retry_after = retry_after(response.headers());
-                from_status(status, None, retry_after)
+                // A status the spec does not declare for the operation: not the service's answer.
+                match status {
+                    400..=499 if status != 409 && status != 429 => Error::Intermediary {
+                        status,
+                        content_type: content_type(response.headers()),
+                    },
+                    _ => from_status(status, None, retry_after),
+                }
             }
             Raw::CommunicationError(source)
             | Raw::ResponseBodyError(source)
@@ -194,6 +240,25 @@ impl Error {
 pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
     // The URL carries ids and filter values (customer data): errors never show it.
     let source = source.without_url();
+    if let Some(failure) = network::failure_of(&source) {
+        let may_have_been_processed = sent && failure.sent();
+        return match failure {
+            Failure::Redirected { status, location } => Error::Redirect {
+                status: *status,
+                location: location.clone(),
+            },
+            Failure::TooLarge { limit } => Error::ResponseTooLarge { limit: *limit },
+            Failure::Deadline { .. } => Error::Timeout {
+                may_have_been_processed,
+            },
+            Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. } => {
+                Error::Transport {
+                    may_have_been_processed,
+                    source: chain(failure).into(),
+                }
+            }
+        };
+    }
     // A connection that could not be made carried nothing; anything later may have reached the service.
     let may_have_been_processed = sent && !source.is_connect();
     if source.is_timeout() {
@@ -201,12 +266,37 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
             may_have_been_processed,
         }
     } else if source.is_decode() {
-        Error::Decode(source.to_string())
+        Error::Decode(chain(&source))
     } else {
         Error::Transport {
             may_have_been_processed,
-            source,
+            source: Box::new(source),
         }
+    }
+}
+
+/// `error` and every cause under it, `: `-separated (a reqwest body error says only "error decoding
+/// response body"; what broke is in its sources).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl From<reqwest::Error> for Error {
+    /// The error of a request sent through the client's transport (with `store_api_raw`'s
+    /// `ClientHooks::exec`, as the `store-api` command line's `api` command does): a redirect, an
+    /// answer over the size limit, a deadline passed, a broken connection. The request counts as sent.
+    fn from(error: reqwest::Error) -> Error {
+        from_transport(error, true)
     }
 }
 
@@ -224,17 +314,46 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
         .map(Duration::from_secs)
 }
 
-/// The error of an answer with `status` and this body, whatever the body is (the service's envelope,
-/// a proxy's HTML page, nothing): the status decides, the envelope's message is added when there is one.
+/// The error of an answer with `status`, these headers and this body, whatever the body is (the
+/// service's envelope, a proxy's HTML page, nothing). 409, 429 and 5xx are decided by the status alone;
+/// another client error is the service's refusal only with the service's envelope (its `statusCode` the
+/// answer's status), and an answer from something on the way ([`Error::Intermediary`]) otherwise.
 pub(crate) fn from_answer(
     status: u16,
+    headers: &reqwest::header::HeaderMap,
     body: Option<&[u8]>,
-    retry_after: Option<Duration>,
 ) -> Error {
-    let message = body
+    let envelope = body
         .and_then(|bytes| serde_json::from_slice::<types::Error>(bytes).ok())
-        .map(|envelope| envelope.message);
-    from_status(status, message, retry_after)
+        .filter(|envelope| envelope.status_code == i64::from(status));
+    match (status, envelope) {
+        (409 | 429 | 500..=599, envelope) => from_status(
+            status,
+            envelope.map(|envelope| envelope.message),
+            retry_after(headers),
+        ),
+        (400..=499, None) => Error::Intermediary {
+            status,
+            content_type: content_type(headers),
+        },
+        (_, envelope) => from_status(status, envelope.map(|envelope| envelope.message), None),
+    }
+}
+
+/// Whether an answer is the service's own definite refusal: a client error it sends, with its envelope.
+/// Nothing was processed; an order may still exist from an earlier attempt.
+pub(crate) fn is_service_refusal(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::BadRequest { .. } | Error::Unauthorized { .. } | Error::NotFound { .. }
+    ) || matches!(error, Error::Status { status, .. } if (400..500).contains(status))
+}
+
+fn content_type(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
 }
 
 fn from_status(
@@ -286,7 +405,7 @@ mod tests {
                 }
                 let parsed = retry_after(&headers);
                 limiter.pause_for(parsed.unwrap_or_default());
-                let _ = from_answer(429, Some(text.as_bytes()), parsed).to_string();
+                let _ = from_answer(429, &headers, Some(text.as_bytes())).to_string();
                 let outcome = Outcome::Status(429, parsed);
                 let _ = decide(&RetryPolicy::default(), true, outcome, 1, Duration::ZERO);
             }
@@ -295,13 +414,66 @@ mod tests {
 
     #[test]
     fn an_answer_that_cannot_be_read_may_have_been_processed() {
+        let none = HeaderMap::new();
         assert!(Error::Decode("truncated".into()).may_have_been_processed());
-        assert!(from_answer(409, Some(b"<html>"), None).may_have_been_processed());
+        assert!(from_answer(409, &none, Some(b"<html>")).may_have_been_processed());
         assert!(matches!(
-            from_answer(409, Some(b"<html>"), None),
+            from_answer(409, &none, Some(b"<html>")),
             Error::Conflict { .. }
         ));
-        assert!(!from_answer(400, None, None).may_have_been_processed());
-        assert!(from_answer(302, None, None).may_have_been_processed());
+        let refusal = br#"{"message":["lineItems.0.quantity must not be less than 1"],"error":"Bad Request","statusCode":400}"#;
+        assert!(!from_answer(400, &none, Some(refusal)).may_have_been_processed());
+        assert!(is_service_refusal(&from_answer(400, &none, Some(refusal))));
+    }
+
+    // Issue 22, defect 6: the advice to use a new externalOrderId places the order a second time.
+    #[test]
+    fn a_reused_external_id_says_what_is_held_and_what_a_new_id_would_do() {
+        let existing = Order {
+            id: "ord_0042".into(),
+            ..Order::default()
+        };
+        let error = Error::ExternalIdReused {
+            existing: Box::new(existing),
+            differences: Vec::new(),
+        };
+        let text = error.to_string();
+        assert!(text.contains("ord_0042"), "{text}");
+        assert!(
+            text.contains("a new externalOrderId would place a new, billed order"),
+            "{text}"
+        );
+        assert!(!text.to_lowercase().contains("use a new"), "{text}");
+        assert!(!error.may_have_been_processed());
+    }
+
+    #[test]
+    fn a_client_error_without_the_services_envelope_came_from_something_on_the_way() {
+        let mut html = HeaderMap::new();
+        html.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html"),
+        );
+        let page = b"<html><body>Request blocked</body></html>";
+        for status in [400, 403, 404, 408, 413] {
+            let error = from_answer(status, &html, Some(page));
+            assert!(
+                matches!(error, Error::Intermediary { status: s, .. } if s == status),
+                "{status}: {error:?}"
+            );
+            assert!(error.may_have_been_processed(), "{status}");
+            assert!(!is_service_refusal(&error), "{status}");
+            assert!(error.to_string().contains("text/html"), "{error}");
+        }
+        // The envelope of another status is not this answer's.
+        let other = br#"{"message":"Order not found","error":"Not Found","statusCode":404}"#;
+        assert!(matches!(
+            from_answer(403, &html, Some(other)),
+            Error::Intermediary { .. }
+        ));
+        assert!(matches!(
+            from_answer(404, &html, Some(other)),
+            Error::NotFound { .. }
+        ));
     }
 }

@@ -90,14 +90,3 @@ pub enum AttemptOutcome {
     /// The connection failed after it was made (reset, closed, unreadable answer).
     Failed,
 }
-
-impl AttemptOutcome {
-    pub(crate) fn of(result: &reqwest::Result<reqwest::Response>) -> Self {
-        match result {
-            Ok(response) => AttemptOutcome::Status(response.status().as_u16()),
-            Err(error) if error.is_connect() => AttemptOutcome::ConnectFailed,
-            Err(error) if error.is_timeout() => AttemptOutcome::TimedOut,
-            Err(_) => AttemptOutcome::Failed,
-        }
-    }
-}

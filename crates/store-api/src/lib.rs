@@ -11,6 +11,7 @@ mod handle;
 pub mod hook;
 mod limiter;
 pub mod model;
+pub mod network;
 mod new_order;
 mod pages;
 mod query;
@@ -22,8 +23,8 @@ mod transport;
 pub mod validate;
 
 pub use client::{
-    Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE, DEFAULT_TIMEOUT,
-    DEFAULT_USER_AGENT, VERSION_PATH,
+    Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE,
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, VERSION_PATH,
 };
 pub use config::{ConfigError, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 pub use difference::Difference;

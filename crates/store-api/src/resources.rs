@@ -159,6 +159,34 @@ fn count(value: Option<i64>) -> u64 {
     value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
 }
 
+/// Refuses an answer that says it is another page, or pages of another size, than asked for (a cache on
+/// the way that ignores the query string serves one): its items are not this page's.
+fn same_page(
+    answered: Option<&types::ListQuery>,
+    page: u64,
+    limit: Option<std::num::NonZeroU64>,
+) -> Result<()> {
+    let Some(answered) = answered else {
+        return Ok(());
+    };
+    let other_page = answered
+        .page
+        .is_some_and(|number| u64::try_from(number).ok() != Some(page));
+    let other_size = match (answered.limit, limit) {
+        (Some(size), Some(asked)) => u64::try_from(size).ok() != Some(asked.get()),
+        _ => false,
+    };
+    if other_page || other_size {
+        return Err(Error::Decode(format!(
+            "the answer is page {:?} of {:?} per page, not the page asked for (page {page}{})",
+            answered.page,
+            answered.limit,
+            limit.map(|l| format!(" of {l}")).unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
 fn raw_error(error: progenitor_client::Error<types::Error>) -> Error {
     Error::from_raw(error, true)
 }
@@ -184,6 +212,7 @@ macro_rules! listed {
                     .$list(&inner.store_id, $($filter,)* limit, number, $($query.sorts.$sort),*)
                     .await;
                 let list = answer.map_err(raw_error)?.into_inner();
+                same_page(list.query.as_ref(), page, limit)?;
                 Ok(Page {
                     items: list.items,
                     total_items: count(list.total_items),
@@ -195,7 +224,15 @@ macro_rules! listed {
             async fn get(client: &Client, id: &str) -> Result<Self> {
                 let inner = &client.inner;
                 let answer = inner.raw.$get(&inner.store_id, id).await;
-                answer.map(|r| r.into_inner()).map_err(raw_error)
+                let item = answer.map(|r| r.into_inner()).map_err(raw_error)?;
+                // An answer about another resource (or none: every field is optional) is not this one.
+                if item.id() != id {
+                    return Err(Error::Decode(format!(
+                        "the answer does not carry the requested resource {id:?} (its id is {:?})",
+                        item.id()
+                    )));
+                }
+                Ok(item)
             }
 
             fn with_stream_page(mut query: $query_ty, page: u64, default_limit: u64) -> $query_ty {

@@ -64,7 +64,8 @@ pub enum AttemptResult {
     Created,
     /// 409: the order exists.
     AlreadyExists,
-    /// 2xx whose body could not be read; the order was then looked up by its external id.
+    /// 2xx whose body could not be read, or carried another order than this one; the order was then
+    /// looked up by its external id.
     CreatedUnreadable,
     /// Another HTTP status.
     Status(u16),
@@ -72,6 +73,10 @@ pub enum AttemptResult {
     Timeout,
     /// The connection failed or was reset.
     Connection,
+    /// A redirect (3xx), not followed.
+    Redirected(u16),
+    /// Nothing was sent: the attempt's deadline passed while it waited for the rate limiter.
+    NotSent,
 }
 
 /// One attempt of a submission.
@@ -86,7 +91,8 @@ pub struct Attempt {
     pub elapsed: Duration,
 }
 
-/// The result of [`Orders::submit`]: the order and every attempt it took.
+/// The result of [`Orders::submit`]: the order and every attempt it took (every `POST` it sent, plus
+/// any attempt whose deadline passed before it could be sent, marked [`AttemptResult::NotSent`]).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Submission {
@@ -163,23 +169,42 @@ impl Orders<'_> {
         let external_id = order.external_order_id();
         let order = order.as_request();
         let mut attempts = Vec::new();
+        let transport = &self.client.inner.transport;
+        let timeout = transport.timeout;
+        // What the lookups that settle an outcome may take: one read call's worth (its retries, and its
+        // last attempt).
+        let settle_time = transport.policy.max_elapsed + timeout;
         match self.preflight(order).await {
             Ok(()) => {}
             Err(refusal @ Error::Invalid { .. }) => {
-                return self.refused(order, external_id, refusal, attempts).await;
+                let settle_by = Instant::now() + settle_time;
+                return self
+                    .refused(order, external_id, refusal, None, attempts, settle_by)
+                    .await;
             }
             // The catalog could not be read: nothing was sent.
             Err(other) => return Err(other),
         }
         let policy = self.client.inner.submit_policy;
         let started = Instant::now();
-        // The first error after which the order may exist, and the last one: what to report when the
-        // attempts run out and no lookup decides.
+        // No attempt starts after this; lookups that settle the outcome get one timeout more.
+        let attempts_end = started + policy.max_elapsed;
+        // The first error after which the order may exist (once set, no later answer may report the
+        // order as "not processed"), and the last one: what to report when the attempts run out and no
+        // lookup decides.
         let mut ambiguous: Option<Error> = None;
         let mut last: Option<Error> = None;
         for number in 1.. {
             let attempt_started = Instant::now();
-            let (result, outcome, error) = match self.post_once(order, number).await? {
+            let answer = match self
+                .post_once(order, external_id, number, attempt_started + timeout)
+                .await
+            {
+                Ok(answer) => answer,
+                Err(local) => return Err(undecided_or(ambiguous, local)),
+            };
+            let settle_by = Instant::now() + settle_time;
+            let (result, outcome, error) = match answer {
                 Answer::Created(created) => {
                     attempts.push(attempt(number, AttemptResult::Created, attempt_started));
                     return Ok(Submission {
@@ -187,19 +212,23 @@ impl Orders<'_> {
                         attempts,
                     });
                 }
-                Answer::CreatedUnreadable(error) => {
+                Answer::CreatedUnreadable { error, readable } => {
                     attempts.push(attempt(
                         number,
                         AttemptResult::CreatedUnreadable,
                         attempt_started,
                     ));
-                    // This attempt created it; the lookup recovers what the body did not carry.
+                    // A 2xx whose body is unreadable: this attempt created the order, and the lookup
+                    // recovers what the body did not carry. A 2xx carrying another order is not to be
+                    // believed: the lookup alone says whether and how the order exists.
+                    let error = undecided_or(ambiguous, error);
                     return self
-                        .settle(external_id, &policy, LAGGING_LOOKUPS, error, |existing| {
-                            Ok(Submission {
-                                submitted: Submitted::Created(existing),
-                                attempts,
-                            })
+                        .settle(external_id, LAGGING_LOOKUPS, error, settle_by, |existing| {
+                            if readable {
+                                existing_outcome(order, existing, attempts)
+                            } else {
+                                created_outcome(order, existing, attempts)
+                            }
                         })
                         .await;
                 }
@@ -217,9 +246,9 @@ impl Orders<'_> {
                     return self
                         .settle(
                             external_id,
-                            &policy,
                             LAGGING_LOOKUPS,
-                            conflict,
+                            undecided_or(ambiguous, conflict),
+                            settle_by,
                             |existing| existing_outcome(order, existing, attempts),
                         )
                         .await;
@@ -231,13 +260,15 @@ impl Orders<'_> {
                         AttemptResult::Status(status),
                         attempt_started,
                     ));
-                    return self.refused(order, external_id, refusal, attempts).await;
+                    return self
+                        .refused(order, external_id, refusal, ambiguous, attempts, settle_by)
+                        .await;
                 }
                 Answer::Unauthorized(error) => {
                     attempts.push(attempt(number, AttemptResult::Status(401), attempt_started));
                     // After an answer that may have created the order, a 401 must not read as
                     // "not processed".
-                    return Err(ambiguous.unwrap_or(error));
+                    return Err(undecided_or(ambiguous, error));
                 }
                 Answer::Retry {
                     result,
@@ -251,19 +282,25 @@ impl Orders<'_> {
             } else {
                 last = Some(error);
             }
-            // Same external id on every attempt: a create is replayable here.
+            // Same external id on every attempt: a create is replayable here. Intermediaries' client
+            // errors and redirects are not retried (they are not the service's, and would answer the
+            // same): the lookup below settles them.
             match decide(&policy, true, outcome, number, started.elapsed()) {
                 Decision::RetryAfter(wait) => {
                     tracing::debug!(attempt = number, ?wait, "resubmitting");
-                    tokio::time::sleep(wait).await;
+                    tokio::time::sleep(
+                        wait.min(attempts_end.saturating_duration_since(Instant::now())),
+                    )
+                    .await;
                 }
                 Decision::Stop => break,
             }
         }
         // Out of attempts. If one of them may have created the order, one more lookup decides.
         if let Some(error) = ambiguous {
+            let settle_by = Instant::now() + settle_time;
             return self
-                .settle(external_id, &policy, 1, error, |existing| {
+                .settle(external_id, 1, error, settle_by, |existing| {
                     existing_outcome(order, existing, attempts)
                 })
                 .await;
@@ -299,8 +336,15 @@ impl Orders<'_> {
     }
 
     /// One `POST /orders`, through the limiter but not the transport's retries (this is the only retry
-    /// layer of a submission), classified by its HTTP status before anything is decoded.
-    async fn post_once(&self, order: &NewOrder, number: u32) -> Result<Answer> {
+    /// layer of a submission), ending by `deadline` and classified by its HTTP status before anything is
+    /// decoded.
+    async fn post_once(
+        &self,
+        order: &NewOrder,
+        external_id: &str,
+        number: u32,
+        deadline: Instant,
+    ) -> Result<Answer> {
         let inner = &self.client.inner;
         let http = progenitor_client::ClientInfo::client(&inner.raw);
         let path = store_api_raw::contract::CREATE_ORDER.path.replace(
@@ -321,14 +365,27 @@ impl Orders<'_> {
             .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
         let (sent, outcome) = inner
             .transport
-            .send_once(http, request, "create_order", number)
+            .send_once(request, "create_order", number, deadline)
             .await;
         let response = match sent {
             Ok(response) => response,
             Err(source) => {
+                let not_sent = crate::network::failure_of(&source).is_some_and(|f| !f.sent());
                 let error = error::from_transport(source, true);
-                let result = match (&error, outcome) {
-                    (Error::Timeout { .. }, _) => AttemptResult::Timeout,
+                let result = match outcome {
+                    _ if not_sent => AttemptResult::NotSent,
+                    // A 2xx whose body was refused (over the size limit): created, and unreadable.
+                    Outcome::Status(200..=299, _) => {
+                        return Ok(Answer::CreatedUnreadable {
+                            error,
+                            readable: false,
+                        });
+                    }
+                    Outcome::Status(status, _) if (300..400).contains(&status) => {
+                        AttemptResult::Redirected(status)
+                    }
+                    Outcome::Status(status, _) => AttemptResult::Status(status),
+                    _ if matches!(error, Error::Timeout { .. }) => AttemptResult::Timeout,
                     _ => AttemptResult::Connection,
                 };
                 return Ok(Answer::Retry {
@@ -339,70 +396,107 @@ impl Orders<'_> {
             }
         };
         let status = response.status().as_u16();
-        let retry_after = error::retry_after(response.headers());
+        let headers = response.headers().clone();
         let body = response.bytes().await;
         Ok(match status {
             200..=299 => match body {
                 Ok(bytes) => match serde_json::from_slice::<Order>(&bytes) {
-                    Ok(created) => Answer::Created(Box::new(created)),
-                    Err(e) => Answer::CreatedUnreadable(Error::Decode(format!(
-                        "the {status} answer to the order could not be decoded: {e}"
-                    ))),
+                    Ok(created) if created.external_order_id.as_deref() == Some(external_id) => {
+                        Answer::Created(Box::new(created))
+                    }
+                    Ok(other) => Answer::CreatedUnreadable {
+                        error: Error::Decode(format!(
+                            "the {status} answer to the order carries another order (externalOrderId {:?}), not this one",
+                            other.external_order_id
+                        )),
+                        readable: true,
+                    },
+                    Err(e) => Answer::CreatedUnreadable {
+                        error: Error::Decode(format!(
+                            "the {status} answer to the order could not be decoded: {e}"
+                        )),
+                        readable: false,
+                    },
                 },
-                Err(e) => Answer::CreatedUnreadable(Error::Decode(format!(
-                    "the {status} answer to the order could not be read: {}",
-                    e.without_url()
-                ))),
+                Err(e) => Answer::CreatedUnreadable {
+                    error: error::from_transport(e, true),
+                    readable: false,
+                },
             },
             // Whatever the body (the service's envelope or a proxy's page): the id is taken.
             409 => Answer::Conflict,
-            429 => Answer::Retry {
-                result: AttemptResult::Status(429),
-                outcome: Outcome::Status(429, retry_after),
-                error: Error::RateLimited { retry_after },
-            },
-            401 => Answer::Unauthorized(error::from_answer(status, body.ok().as_deref(), None)),
-            400..=499 => Answer::Refused(error::from_answer(status, body.ok().as_deref(), None)),
-            _ => Answer::Retry {
-                result: AttemptResult::Status(status),
-                outcome: Outcome::Status(status, None),
-                error: error::from_answer(status, body.ok().as_deref(), None),
-            },
+            _ => {
+                let error = error::from_answer(status, &headers, body.ok().as_deref());
+                match error {
+                    Error::Unauthorized { .. } => Answer::Unauthorized(error),
+                    Error::RateLimited { retry_after } => Answer::Retry {
+                        result: AttemptResult::Status(429),
+                        outcome: Outcome::Status(429, retry_after),
+                        error,
+                    },
+                    _ if error::is_service_refusal(&error) => Answer::Refused(error),
+                    // 5xx, and answers of something on the way: the order may exist.
+                    _ => Answer::Retry {
+                        result: AttemptResult::Status(status),
+                        outcome: Outcome::Status(status, None),
+                        error,
+                    },
+                }
+            }
         })
     }
 
     /// Before a refusal is returned: one lookup, so an order that exists is never reported as refused.
+    /// After an attempt that may have created the order (`ambiguous`), the outcome stays undecided
+    /// unless the lookup finds it: a refusal of a later attempt cannot say the order does not exist.
     async fn refused(
         &self,
         order: &NewOrder,
         external_id: &str,
         refusal: Error,
+        ambiguous: Option<Error>,
         attempts: Vec<Attempt>,
+        settle_by: Instant,
     ) -> Result<Submission> {
-        match self.find_by_external_id(external_id).await? {
-            Some(existing) => existing_outcome(order, existing, attempts),
-            None => Err(refusal),
+        let found = tokio::time::timeout_at(settle_by, self.find_by_external_id(external_id)).await;
+        match found {
+            Ok(Ok(Some(existing))) => existing_outcome(order, existing, attempts),
+            Ok(Ok(None)) => Err(undecided_or(ambiguous, refusal)),
+            Ok(Err(lookup)) => {
+                tracing::warn!(error = %lookup, "the lookup by external id failed");
+                Err(undecided_or(ambiguous, refusal))
+            }
+            Err(_) => Err(undecided_or(ambiguous, refusal)),
         }
     }
 
-    /// Settles an answer after which the order may exist by looking its external id up: an order found
-    /// becomes the outcome through `found`; none found leaves `ambiguous` as the answer. When the lookup
-    /// itself fails the order stays undecided, and `ambiguous` is reported too (its
-    /// `may_have_been_processed()` is true), not the lookup's own error: a 429 on the lookup would read
-    /// as "not processed".
+    /// Settles an answer after which the order may exist by looking its external id up (by
+    /// `settle_by`): an order found becomes the outcome through `found`; none found leaves `ambiguous`
+    /// as the answer. When the lookup itself fails the order stays undecided, and `ambiguous` is
+    /// reported too (its `may_have_been_processed()` is true), not the lookup's own error: a 429 or a
+    /// firewall's page on the lookup would read as "not processed".
     async fn settle(
         &self,
         external_id: &str,
-        policy: &RetryPolicy,
         tries: u32,
         ambiguous: Error,
+        settle_by: Instant,
         found: impl FnOnce(Order) -> Result<Submission>,
     ) -> Result<Submission> {
-        match self.lookup(external_id, policy, tries).await {
-            Ok(Some(existing)) => found(existing),
-            Ok(None) => Err(ambiguous),
-            Err(lookup) => {
+        let policy = self.client.inner.submit_policy;
+        let looked_up =
+            tokio::time::timeout_at(settle_by, self.lookup(external_id, &policy, tries)).await;
+        match looked_up {
+            Ok(Ok(Some(existing))) => found(existing),
+            Ok(Ok(None)) => Err(ambiguous),
+            Ok(Err(lookup)) => {
                 tracing::warn!(error = %lookup, "the lookup by external id failed; the order is undecided");
+                Err(ambiguous)
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "the lookup by external id did not end in time; the order is undecided"
+                );
                 Err(ambiguous)
             }
         }
@@ -433,22 +527,51 @@ const LAGGING_LOOKUPS: u32 = 5;
 
 /// What one `POST` got, decided by its status.
 enum Answer {
-    /// 2xx with the order.
+    /// 2xx with this order.
     Created(Box<Order>),
-    /// 2xx whose body could not be read or decoded.
-    CreatedUnreadable(Error),
+    /// 2xx whose body could not be read or decoded (`readable: false`), or carried another order.
+    CreatedUnreadable { error: Error, readable: bool },
     /// 409: the external id is taken.
     Conflict,
-    /// 400, 404 and any other refusal but 401, 409 and 429.
+    /// The service's own refusal (400, 404, 413 with its envelope): nothing was processed.
     Refused(Error),
     /// 401.
     Unauthorized(Error),
-    /// Worth another attempt (429, 5xx, no answer, an unexpected status), subject to the policy.
+    /// Worth another attempt (429, 5xx, no answer) subject to the policy, or an answer of something on
+    /// the way (a redirect, an intermediary's client error) that the policy stops at.
     Retry {
         result: AttemptResult,
         outcome: Outcome,
         error: Error,
     },
+}
+
+/// `error`, unless an earlier attempt may have created the order: then that attempt's error, which says
+/// so (`may_have_been_processed()`), because no later answer can tell the order does not exist.
+fn undecided_or(ambiguous: Option<Error>, error: Error) -> Error {
+    match ambiguous {
+        Some(ambiguous) if !error.may_have_been_processed() => ambiguous,
+        _ => error,
+    }
+}
+
+/// The order this call's own 2xx created, found by its external id: [`Submitted::Created`] when it is
+/// the request's, [`Error::ExternalIdReused`] when the held order differs.
+fn created_outcome(
+    order: &NewOrder,
+    existing: Order,
+    attempts: Vec<Attempt>,
+) -> Result<Submission> {
+    match existing_outcome(order, existing, attempts)? {
+        Submission {
+            submitted: Submitted::AlreadyExisted(existing),
+            attempts,
+        } => Ok(Submission {
+            submitted: Submitted::Created(existing),
+            attempts,
+        }),
+        other => Ok(other),
+    }
 }
 
 /// The existing order of this external id: the same order ([`Submitted::AlreadyExisted`]), or another

@@ -1,5 +1,7 @@
 //! The transport every generated call goes through: rate limiting, retries, tracing, the user's
-//! hooks and the current API key.
+//! hooks and the current API key, over the client's [`Network`], with the guarantees no network can
+//! take away: a deadline per attempt that covers the answer's body, a cap on what is read, no redirect
+//! followed and no request for another origin than the base URL's.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use tracing::Instrument;
 
 use crate::hook::{AttemptInfo, AttemptOutcome, RequestHook};
 use crate::limiter::Limiter;
+use crate::network::{self, Failure, Network, NetworkError};
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 
 /// Plugs the limiter and the retry policy into the generated client (`store_api_raw::Transport`).
@@ -25,39 +28,30 @@ pub(crate) struct ClientTransport {
     pub key: KeyHandle,
     /// The user's hooks, in the order they run.
     pub hooks: Vec<Arc<dyn RequestHook>>,
+    /// What carries each attempt.
+    pub network: Arc<dyn Network>,
+    /// The most one attempt may take, its limiter wait and its answer's body included.
+    pub timeout: Duration,
+    /// The most bytes of one answer's body that are read.
+    pub max_response_bytes: usize,
+    /// The base URL's origin (`scheme://host:port`): no request leaves for another.
+    pub origin: url::Origin,
 }
 
 impl Transport for ClientTransport {
     fn execute<'a>(
         &'a self,
-        client: &'a reqwest::Client,
+        _client: &'a reqwest::Client,
         request: reqwest::Request,
         operation_id: &'static str,
     ) -> TransportFuture<'a> {
-        Box::pin(self.run(client, request, operation_id))
+        Box::pin(self.run(request, operation_id))
     }
 }
 
 impl ClientTransport {
-    pub fn new(
-        limiter: Arc<dyn Limiter>,
-        policy: RetryPolicy,
-        max_pause: Duration,
-        key: KeyHandle,
-        hooks: Vec<Arc<dyn RequestHook>>,
-    ) -> Arc<ClientTransport> {
-        Arc::new(ClientTransport {
-            limiter,
-            policy,
-            max_pause,
-            key,
-            hooks,
-        })
-    }
-
     async fn run(
         &self,
-        client: &reqwest::Client,
         request: reqwest::Request,
         operation_id: &'static str,
     ) -> reqwest::Result<reqwest::Response> {
@@ -72,7 +66,10 @@ impl ClientTransport {
         loop {
             let spare = current.try_clone();
             let sent_key = self.key.current();
-            let (result, outcome) = self.send_once(client, current, operation_id, attempt).await;
+            let deadline = Instant::now() + self.timeout;
+            let (result, outcome) = self
+                .send_once(current, operation_id, attempt, deadline)
+                .await;
             let decision = match spare {
                 // A 401 to a key the handle no longer holds: the request crossed a rotation in flight.
                 // Nothing was processed (the key is checked first), so it is sent again at once with
@@ -103,7 +100,10 @@ impl ClientTransport {
                         ?wait,
                         "retrying"
                     );
-                    tokio::time::sleep(wait).await;
+                    // No retry starts after the policy's time is up: the call ends within
+                    // `max_elapsed` plus one attempt's timeout.
+                    let left = self.policy.max_elapsed.saturating_sub(started.elapsed());
+                    tokio::time::sleep(wait.min(left)).await;
                     current = spare;
                     attempt += 1;
                 }
@@ -115,15 +115,38 @@ impl ClientTransport {
     /// Sends one request under the rate limiter, in a span, with the user's hooks around it and the
     /// key the handle holds now, and follows the rate-limit headers of the answer:
     /// `X-RateLimit-Remaining: 0` and a 429's `Retry-After` (capped at `max_pause`) pause the whole
-    /// store.
+    /// store. Everything the attempt does, the limiter's wait and the answer's body included, ends by
+    /// `deadline`; a redirect comes back as an error, never followed.
     pub(crate) async fn send_once(
         &self,
-        client: &reqwest::Client,
         mut request: reqwest::Request,
         operation_id: &'static str,
         attempt: u32,
+        deadline: Instant,
     ) -> (reqwest::Result<reqwest::Response>, Outcome) {
-        self.limiter.acquire().await;
+        let origin = request.url().origin();
+        if origin != self.origin {
+            let failure = Failure::OffBase {
+                origin: origin.ascii_serialization(),
+            };
+            return (
+                Err(network::into_reqwest_error(failure).await),
+                Outcome::ConnectFailed,
+            );
+        }
+        if tokio::time::timeout_at(deadline, self.limiter.acquire())
+            .await
+            .is_err()
+        {
+            let failure = Failure::Deadline {
+                timeout: self.timeout,
+                sent: false,
+            };
+            return (
+                Err(network::into_reqwest_error(failure).await),
+                Outcome::ConnectFailed,
+            );
+        }
         let info = AttemptInfo {
             method: request.method().clone(),
             operation_id,
@@ -150,35 +173,95 @@ impl ClientTransport {
             rate_limit_remaining = tracing::field::Empty,
         );
         let sent = Instant::now();
-        let result = client.execute(request).instrument(span.clone()).await;
+        let exchange = tokio::time::timeout_at(deadline, self.network.send(request))
+            .instrument(span.clone())
+            .await;
+        let (result, outcome, ended) = match exchange {
+            Ok(Ok(response)) => self.answer(response, &span, deadline).await,
+            Ok(Err(NetworkError::Http(error))) => {
+                let (outcome, ended) = if error.is_connect() {
+                    (Outcome::ConnectFailed, AttemptOutcome::ConnectFailed)
+                } else if error.is_timeout() {
+                    (Outcome::NoAnswer, AttemptOutcome::TimedOut)
+                } else {
+                    (Outcome::NoAnswer, AttemptOutcome::Failed)
+                };
+                (Err(error), outcome, ended)
+            }
+            Ok(Err(NetworkError::NotConnected(cause))) => {
+                let error = network::into_reqwest_error(Failure::NotConnected(cause)).await;
+                (
+                    Err(error),
+                    Outcome::ConnectFailed,
+                    AttemptOutcome::ConnectFailed,
+                )
+            }
+            Ok(Err(NetworkError::Broken(cause))) => {
+                let error = network::into_reqwest_error(Failure::Broken(cause)).await;
+                (Err(error), Outcome::NoAnswer, AttemptOutcome::Failed)
+            }
+            Err(_elapsed) => {
+                let failure = Failure::Deadline {
+                    timeout: self.timeout,
+                    sent: true,
+                };
+                let error = network::into_reqwest_error(failure).await;
+                (Err(error), Outcome::NoAnswer, AttemptOutcome::TimedOut)
+            }
+        };
         if !self.hooks.is_empty() {
             let duration = sent.elapsed();
-            let ended = AttemptOutcome::of(&result);
             for hook in &self.hooks {
                 hook.after(&info, &ended, duration);
             }
         }
-        let outcome = match &result {
-            Ok(response) => {
-                let status = response.status().as_u16();
-                span.record("status", status);
-                let headers = response.headers();
-                if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
-                    span.record("rate_limit_remaining", remaining);
-                    self.limiter.observe_remaining(remaining).await;
-                }
-                let retry_after = crate::error::retry_after(headers);
-                if status == 429 {
-                    // Capped: one absurd header must not park every client of the store.
-                    let pause = retry_after.unwrap_or(Duration::from_secs(1));
-                    self.limiter.pause_for(pause.min(self.max_pause)).await;
-                }
-                Outcome::Status(status, retry_after)
-            }
-            Err(error) if error.is_connect() => Outcome::ConnectFailed,
-            Err(_) => Outcome::NoAnswer,
-        };
         (result, outcome)
+    }
+
+    /// What an answer's head means: the rate-limit headers are followed, a redirect becomes an error,
+    /// and the body is handed on under the size limit and the attempt's deadline.
+    async fn answer(
+        &self,
+        response: reqwest::Response,
+        span: &tracing::Span,
+        deadline: Instant,
+    ) -> (reqwest::Result<reqwest::Response>, Outcome, AttemptOutcome) {
+        let status = response.status().as_u16();
+        span.record("status", status);
+        let headers = response.headers();
+        if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
+            span.record("rate_limit_remaining", remaining);
+            self.limiter.observe_remaining(remaining).await;
+        }
+        let retry_after = crate::error::retry_after(headers);
+        if status == 429 {
+            // Capped: one absurd header must not park every client of the store.
+            let pause = retry_after.unwrap_or(Duration::from_secs(1));
+            self.limiter.pause_for(pause.min(self.max_pause)).await;
+        }
+        let outcome = Outcome::Status(status, retry_after);
+        let ended = AttemptOutcome::Status(status);
+        if response.status().is_redirection() {
+            // The Store API never redirects: whoever answered this is not the service, and following
+            // it would carry the key (and an order's body) to the host it names.
+            let location = headers
+                .get(reqwest::header::LOCATION)
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+            let failure = Failure::Redirected { status, location };
+            return (
+                Err(network::into_reqwest_error(failure).await),
+                outcome,
+                ended,
+            );
+        }
+        match network::guard(response, self.max_response_bytes, deadline, self.timeout) {
+            Ok(guarded) => (Ok(guarded), outcome, ended),
+            Err(failure) => (
+                Err(network::into_reqwest_error(failure).await),
+                outcome,
+                ended,
+            ),
+        }
     }
 }
 

@@ -218,6 +218,10 @@ const RATIO_MARGIN: f64 = 0.05;
 /// a neighbour's load falls on the two servers' rounds unequally; 0.84 to 0.88 in five quick runs on
 /// an idle machine, 0.41 to 1.03 (pooled rounds) under a load average of 6 to 10.
 const FLOOR_RATIO_MARGIN: f64 = 0.25;
+/// Margin of the emulator's start ÷ bare axum: both sides share one process and alternate in rounds of
+/// five starts, but a neighbour's load falls on them unequally (1.43 to 1.47 in quick runs on an idle
+/// machine).
+const START_RATIO_MARGIN: f64 = 0.25;
 /// Margin of the build-cost ratio in CPU time: the two clean builds run one after the other, and even
 /// their CPU time moves when a neighbour shares the cores (caches, frequency).
 const BUILD_RATIO_MARGIN: f64 = 0.10;
@@ -401,6 +405,95 @@ fn matrix_figures() -> Vec<Figure> {
     figures.extend(cells.into_iter().map(|(metric, label)| {
         Figure::new(label, metric, "", 0).target(Target::Equals(0.0), Gate::ZeroTolerance)
     }));
+    figures
+}
+
+/// Schedules the model of the network explores in each mode, at least (the bench's own sizes: the
+/// exhaustive set, about 100,000, plus 100,000 random ones in a quick run; a million in all in a full one).
+pub fn sim_schedules(mode: Mode) -> f64 {
+    match mode {
+        Mode::Quick => 150_000.0,
+        Mode::Full => 1_000_000.0,
+    }
+}
+
+/// The model of the network (issue 22): per invariant, the schedules that checked it (reported) and
+/// its violations (zero tolerance); the schedules explored and their rate.
+fn sim_figures(mode: Mode) -> Vec<Figure> {
+    let invariants: [(&'static str, &'static str, &'static str, &'static str); 8] = [
+        (
+            "sim_one_order_billed_checked",
+            "model: at most one order billed: schedules",
+            "sim_one_order_billed_violations",
+            "model: at most one order billed: violations",
+        ),
+        (
+            "sim_billed_is_reported_checked",
+            "model: a billed order is reported (Ok of it, or may have been processed): schedules",
+            "sim_billed_is_reported_violations",
+            "model: a billed order is reported: violations",
+        ),
+        (
+            "sim_unbilled_is_never_ok_checked",
+            "model: nothing billed is never Ok: schedules",
+            "sim_unbilled_is_never_ok_violations",
+            "model: nothing billed is never Ok: violations",
+        ),
+        (
+            "sim_key_stays_home_checked",
+            "model: the key never goes to another host: schedules",
+            "sim_key_stays_home_violations",
+            "model: the key never goes to another host: violations",
+        ),
+        (
+            "sim_attempts_are_the_posts_sent_checked",
+            "model: Submission::attempts lists exactly the POSTs sent: schedules",
+            "sim_attempts_are_the_posts_sent_violations",
+            "model: Submission::attempts lists exactly the POSTs sent: violations",
+        ),
+        (
+            "sim_no_panic_checked",
+            "model: no panic: schedules",
+            "sim_no_panic_violations",
+            "model: no panic: violations",
+        ),
+        (
+            "sim_within_budget_checked",
+            "model: within the call's budget of time and bytes: schedules",
+            "sim_within_budget_violations",
+            "model: within the call's budget of time and bytes: violations",
+        ),
+        (
+            "sim_reads_are_genuine_checked",
+            "model: reads return what the service holds: schedules",
+            "sim_reads_are_genuine_violations",
+            "model: reads return what the service holds: violations",
+        ),
+    ];
+    let mut figures = vec![
+        Figure::new("model: schedules explored", "sim_schedules", "", 0)
+            .target(Target::AtLeast(sim_schedules(mode)), Gate::ZeroTolerance),
+        Figure::new(
+            "model: schedules of the exhaustive set",
+            "sim_exhaustive_schedules",
+            "",
+            0,
+        ),
+        Figure::new("model: random schedules", "sim_random_schedules", "", 0),
+        Figure::new(
+            "model: schedules per second (2 threads)",
+            "sim_schedules_per_sec",
+            "/s",
+            0,
+        ),
+    ];
+    for (checked, checked_label, violations, violations_label) in invariants {
+        figures.push(Figure::new(checked_label, checked, "", 0));
+        figures.push(
+            Figure::new(violations_label, violations, "", 0)
+                .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        );
+    }
     figures
 }
 
@@ -741,6 +834,32 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             3,
         ),
         Figure::new(
+            "emulator start (built-in seed, rate limit on) + GET /status + drop ÷ bare axum, debug build",
+            "emulator_start_vs_bare",
+            "×",
+            2,
+        )
+        .target(Target::AtMost(2.0), Gate::Margin(START_RATIO_MARGIN)),
+        Figure::new(
+            "the start figure was measured in a debug build",
+            "emulator_start_debug",
+            "",
+            0,
+        )
+        .target(Target::Equals(1.0), Gate::ZeroTolerance),
+        Figure::new(
+            "emulator start + GET /status + drop, debug build, median",
+            "emulator_start_ms",
+            "ms",
+            3,
+        ),
+        Figure::new(
+            "bare axum start + GET + drop, debug build, median (the floor)",
+            "bare_start_ms",
+            "ms",
+            3,
+        ),
+        Figure::new(
             "bare axum, same page from memory (the floor)",
             "emulator_floor_get_rps",
             "req/s",
@@ -829,6 +948,9 @@ pub fn all(mode: Mode) -> Vec<Figure> {
         .position(|f| f.metric == "exactly_once_extra_requests_per_fault")
         .map_or(figures.len(), |at| at + 1);
     figures.splice(after..after, matrix_figures());
+    // The model of the network follows the matrix.
+    let after = after + matrix_figures().len();
+    figures.splice(after..after, sim_figures(mode));
     figures
 }
 

@@ -1,7 +1,8 @@
 //! `cargo xtask bench [--quick]`: measures the SDK against its targets on this machine, prints a table
 //! and rewrites `BENCHMARKS.md`.
 //!
-//! Steps: one release build of every bench (timed, not counted as measurement), then each bench with
+//! Steps: one build of every bench (release, but for the start bench's debug build; timed, not counted
+//! as measurement), then each bench with
 //! `cargo bench` (their `name=value` lines are the figures), Prism's mock server under the throughput
 //! bench's load generator, and in a full run the build-cost builds. Every figure is judged against its
 //! target ([`figures::all`]); the command exits non-zero when a figure misses beyond its gate's margin,
@@ -106,7 +107,7 @@ pub struct Summary {
     pub prism_path: Option<String>,
     /// The machine.
     pub machine: Machine,
-    /// The release build of the benches (before measuring).
+    /// The build of the benches (before measuring).
     pub build_time: Duration,
     /// Every step, in order.
     pub steps: Vec<Step>,
@@ -152,7 +153,7 @@ pub fn command(mode: Mode) -> ExitCode {
 pub fn run(mode: Mode) -> Result<Summary, BenchError> {
     let root = crate::workspace_root();
     let machine = Machine::detect();
-    let (build_time, executables) = runner::build_release(&root)?;
+    let (build_time, executables) = runner::build(&root)?;
     let started = Instant::now();
     let first_sample = Sample::now();
     let mut steps = Vec::new();

@@ -1,4 +1,5 @@
-//! Running the benches: one release build of all of them, then each built executable with the arguments
+//! Running the benches: one build of all of them (in release, but for the few measured in a debug
+//! build), then each built executable with the arguments
 //! `cargo bench` would give it, its output shown as it comes and its `name=value` lines kept.
 //!
 //! The executables are run directly rather than through one `cargo bench` per bench: every bench then
@@ -23,6 +24,27 @@ pub struct Bench {
     pub name: &'static str,
     /// What it measures, for the report.
     pub measures: &'static str,
+    /// The build it is measured in.
+    pub profile: Profile,
+}
+
+/// The build a bench is measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// `cargo bench`'s own (optimised): what a service runs.
+    Release,
+    /// The dev profile, `cargo bench --profile dev`: what a user's tests run in.
+    Debug,
+}
+
+impl Profile {
+    /// The arguments that select it after `cargo bench`.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Profile::Release => &[],
+            Profile::Debug => &["--profile", "dev"],
+        }
+    }
 }
 
 /// Every bench the report reads, in the order they run (the throughput bench's Prism run comes after).
@@ -31,51 +53,73 @@ pub const SUITE: &[Bench] = &[
         package: "store-api",
         name: "rate_limit",
         measures: "rate-limit efficiency",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-tests",
         name: "exactly_once",
         measures: "exactly-once under faults",
+        profile: Profile::Release,
+    },
+    Bench {
+        package: "store-api-tests",
+        name: "sim",
+        measures: "the model of the network, explored",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-redis",
         name: "shared_limit",
         measures: "rate limit shared by processes (Redis)",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-redis",
         name: "receivers",
         measures: "webhooks once across receivers (Redis)",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-webhooks",
         name: "verify_ratio",
         measures: "webhook verification",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api",
         name: "decode",
         measures: "page decode",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-tests",
         name: "client_overhead",
         measures: "client overhead",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-fixtures",
         name: "throughput",
         measures: "emulator throughput",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api",
         name: "validator",
         measures: "validator",
+        profile: Profile::Release,
     },
     Bench {
         package: "store-api-fixtures",
         name: "growth",
         measures: "emulator cost against the store's size",
+        profile: Profile::Release,
+    },
+    Bench {
+        package: "store-api-fixtures",
+        name: "start",
+        measures: "emulator start (debug build)",
+        profile: Profile::Debug,
     },
 ];
 
@@ -111,48 +155,56 @@ pub struct Executable {
 /// Built benches by `[[bench]]` name.
 pub type Executables = HashMap<String, Executable>;
 
-/// Builds every bench of the suite in release mode (the `bench` profile), without running them; returns
-/// how long it took and where the executables are.
-pub fn build_release(root: &Path) -> Result<(Duration, Executables), BenchError> {
-    let mut command = Command::new(cargo());
-    command.current_dir(root).args([
-        "bench",
-        "--no-run",
-        "--message-format=json-render-diagnostics",
-    ]);
-    let mut packages: Vec<&str> = SUITE.iter().map(|b| b.package).collect();
-    packages.sort_unstable();
-    packages.dedup();
-    for package in packages {
-        command.args(["-p", package]);
-    }
-    for bench in SUITE {
-        command.args(["--bench", bench.name]);
-    }
-    eprintln!("==> release build: {}", show(&command));
+/// Builds every bench of the suite in its profile (the release ones in one `cargo bench --no-run`, the
+/// debug ones in another), without running them; returns how long it took and where the executables are.
+pub fn build(root: &Path) -> Result<(Duration, Executables), BenchError> {
     let started = Instant::now();
-    let output = command
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| BenchError::Io("running cargo".to_owned(), e))?;
-    if !output.status.success() {
-        return Err(BenchError::Command {
-            command: show(&command),
-            detail: output.status.to_string(),
-        });
+    let mut executables = Executables::new();
+    let mut shown = Vec::new();
+    for profile in [Profile::Release, Profile::Debug] {
+        let benches: Vec<&Bench> = SUITE.iter().filter(|b| b.profile == profile).collect();
+        if benches.is_empty() {
+            continue;
+        }
+        let mut command = Command::new(cargo());
+        command
+            .current_dir(root)
+            .args(["bench", "--no-run"])
+            .args(profile.args())
+            .arg("--message-format=json-render-diagnostics");
+        let mut packages: Vec<&str> = benches.iter().map(|b| b.package).collect();
+        packages.sort_unstable();
+        packages.dedup();
+        for package in packages {
+            command.args(["-p", package]);
+        }
+        for bench in &benches {
+            command.args(["--bench", bench.name]);
+        }
+        eprintln!("==> build: {}", show(&command));
+        let output = command
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| BenchError::Io("running cargo".to_owned(), e))?;
+        if !output.status.success() {
+            return Err(BenchError::Command {
+                command: show(&command),
+                detail: output.status.to_string(),
+            });
+        }
+        executables.extend(bench_executables(&String::from_utf8_lossy(&output.stdout)));
+        shown.push(show(&command));
     }
-    let elapsed = started.elapsed();
-    let executables = bench_executables(&String::from_utf8_lossy(&output.stdout));
     if let Some(missing) = SUITE.iter().find(|b| !executables.contains_key(b.name)) {
         return Err(BenchError::Command {
-            command: show(&command),
+            command: shown.join("; "),
             detail: format!(
                 "cargo reported no executable for the bench {}",
                 missing.name
             ),
         });
     }
-    Ok((elapsed, executables))
+    Ok((started.elapsed(), executables))
 }
 
 /// The bench executables in Cargo's JSON messages (`compiler-artifact` of a `bench` target).
@@ -193,7 +245,12 @@ pub fn run(
         &[]
     };
     let mut equivalent = Command::new("cargo");
-    equivalent.args(["bench", "-p", bench.package, "--bench", bench.name]);
+    equivalent.arg("bench").args(bench.profile.args()).args([
+        "-p",
+        bench.package,
+        "--bench",
+        bench.name,
+    ]);
     if !quick.is_empty() || !extra.is_empty() {
         equivalent.arg("--").args(quick).args(extra);
     }

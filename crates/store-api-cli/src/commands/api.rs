@@ -165,17 +165,7 @@ fn render_body(bytes: &[u8], is_json: bool) -> String {
 }
 
 fn transport_error(error: reqwest::Error) -> CliError {
-    let api = if error.is_timeout() {
-        store_api::Error::Timeout {
-            may_have_been_processed: true,
-        }
-    } else {
-        store_api::Error::Transport {
-            may_have_been_processed: !error.is_connect(),
-            source: error,
-        }
-    };
-    CliError::Api(api)
+    CliError::Api(store_api::Error::from(error))
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use std::path::Path;
 use serde_json::Value;
 use store_api_fixtures::{RemoteEmulator, RemoteError, ServeError};
 
-use crate::cli::{EmulatorAction, EmulatorArgs, GlobalArgs, TriggerArgs, TriggerTopic};
+use crate::cli::{EmulatorAction, EmulatorArgs, TriggerArgs, TriggerTopic};
 use crate::error::CliError;
+use crate::global::GlobalArgs;
 use crate::output::Output;
 
 /// Serves until Ctrl-C or SIGTERM, then shuts down (writing the state file when one was given); or

@@ -3,8 +3,9 @@
 
 use store_api_webhooks::Verifier;
 
-use crate::cli::{GlobalArgs, WebhooksCommand};
+use crate::cli::WebhooksCommand;
 use crate::error::CliError;
+use crate::global::GlobalArgs;
 use crate::output::Output;
 use crate::render;
 

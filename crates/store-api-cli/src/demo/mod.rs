@@ -85,8 +85,8 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
     out.table(&blanks);
 
     // 3. Artwork from a fake public host; its pixel size comes from the PNG's own header.
-    let image = session::sample_png();
-    let (width_px, height_px) = png::dimensions(&image)
+    let image = session::SAMPLE_PNG;
+    let (width_px, height_px) = png::dimensions(image)
         .ok_or_else(|| CliError::Failed("the sample image is not a PNG".into()))?;
     let artwork = client
         .artworks()

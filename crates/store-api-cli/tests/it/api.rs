@@ -125,3 +125,63 @@ fn dash_v_logs_the_request_under_its_operation() {
     assert!(run.stderr.contains("list_orders"), "{run:?}");
     assert!(!run.stderr.contains(&env.key), "{run:?}");
 }
+
+/// Issue 22, defect 1: `api` sends the key to the session's service only. A server on 127.0.0.1
+/// answering `307 Location: <a server on 127.0.0.2>` used to have the key (and the body) carried there.
+#[test]
+fn a_redirect_is_reported_and_never_followed() {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let elsewhere = TcpListener::bind("127.0.0.2:0").unwrap();
+    let elsewhere_addr = elsewhere.local_addr().unwrap();
+    let reached = Arc::new(AtomicUsize::new(0));
+    let counted = reached.clone();
+    std::thread::spawn(move || {
+        for stream in elsewhere.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    let front = TcpListener::bind("127.0.0.1:0").unwrap();
+    let front_addr = front.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in front.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let answer = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://{elsewhere_addr}/steal\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    let run = Run::from(
+        crate::common::bare()
+            .args([
+                "--base-url",
+                &format!("http://{front_addr}"),
+                "--store-id",
+                "store_alpha",
+                "--api-key",
+                "csk_ce4d6676e735329b21b3d864ca427df5",
+                "api",
+                "POST",
+                "/orders",
+                "-d",
+                "{}",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("redirect (307)"), "{run:?}");
+    assert!(run.stderr.contains(&elsewhere_addr.to_string()), "{run:?}");
+    assert!(!run.stderr.contains("csk_ce4d"), "{run:?}");
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        0,
+        "the other host was reached"
+    );
+}

@@ -16,13 +16,12 @@ use url::Url;
 
 use crate::error::ApiError;
 use crate::loopback::{is_loopback_host, is_loopback_url};
-use crate::state::Shared;
 
 /// Whether a request may use the emulator's control plane (its endpoints, or a fault header): a
 /// loopback `Host`, or remote access allowed; and not sent by another site's page. The refusal starts
 /// with `what`.
 pub(super) fn control_allowed(
-    shared: &Shared,
+    allow_remote: bool,
     request: &Request,
     what: &str,
 ) -> Result<(), ApiError> {
@@ -32,7 +31,7 @@ pub(super) fn control_allowed(
         .and_then(|h| h.to_str().ok())
         .or_else(|| request.uri().authority().map(|a| a.as_str()))
         .unwrap_or_default();
-    if !shared.config.allow_remote && !is_loopback_host(host) {
+    if !allow_remote && !is_loopback_host(host) {
         return Err(ApiError::Forbidden(format!(
             "{what} only requests to a loopback host, not {host:?}; start the emulator with --allow-remote to allow others"
         )));

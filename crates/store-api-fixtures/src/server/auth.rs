@@ -11,10 +11,10 @@ use std::sync::Arc;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{OriginalUri, RawPathParams, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use store_api_raw::contract::Operation;
+use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
 use crate::logs::RequestRecord;
@@ -26,14 +26,18 @@ use crate::state::Shared;
 pub(crate) struct StoreId(pub String);
 
 /// Authenticates the request for `store_id` (the path's, or why the path names none), spends a token of
-/// its bucket and runs `next`; logs the answer and adds the rate-limit headers.
-pub(crate) async fn guard(
+/// its bucket and runs `inner`; logs the answer and adds the rate-limit headers.
+pub(crate) async fn guard<Inner, Answer>(
     shared: &Shared,
     operation: &Operation,
     store_id: Result<String, ApiError>,
     mut request: Request,
-    next: Next,
-) -> Response {
+    inner: Inner,
+) -> Response
+where
+    Inner: FnOnce(Request) -> Answer,
+    Answer: Future<Output = Response>,
+{
     let store_id = match store_id {
         Ok(store_id) => store_id,
         Err(error) => return error.into_response(),
@@ -54,7 +58,7 @@ pub(crate) async fn guard(
     let response = match decision {
         Decision::Allowed { .. } => {
             request.extensions_mut().insert(StoreId(store_id.clone()));
-            next.run(request).await
+            inner(request).await
         }
         Decision::Limited {
             retry_after_secs, ..
@@ -180,7 +184,8 @@ fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<
         store_known: true,
     };
     match presented {
-        Some(key) if constant_time_eq(key.as_bytes(), store.api_key.as_bytes()) => {}
+        // Compared without an early exit, so timing does not reveal a prefix of the key.
+        Some(key) if bool::from(key.as_bytes().ct_eq(store.api_key.as_bytes())) => {}
         _ => return Err(refused(INVALID_API_KEY)),
     }
     if !store.active {
@@ -193,9 +198,4 @@ fn authenticate(shared: &Shared, store_id: &str, headers: &HeaderMap) -> Result<
 struct Refused {
     error: ApiError,
     store_known: bool,
-}
-
-/// Compares keys without an early exit, so timing does not reveal a prefix of the key.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

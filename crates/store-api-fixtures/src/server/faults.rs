@@ -131,9 +131,11 @@ fn elsewhere(shared: &Shared, request: &Request) -> String {
 
 /// A `200` whose JSON body opens a list and never closes it, nor ends.
 fn endless_body(abort: Option<Arc<ConnectionAbort>>) -> Response {
-    if let Some(abort) = abort {
-        abort.unending();
-    }
+    let Some(abort) = abort else {
+        // Answered in process (`Emulator::answer`), which reads the whole body: it would never return.
+        return injected_status(503);
+    };
+    abort.unending();
     let item: &[u8] = b"{\"id\":\"ord_0000000000000000\"},";
     let chunk = Bytes::from(item.repeat(64 * 1024 / item.len()));
     let opening = futures::stream::once(async { Ok(Bytes::from_static(b"{\"items\":[")) });
@@ -184,7 +186,7 @@ fn header_fault(shared: &Shared, request: &Request) -> Result<Option<FaultKind>,
         return Ok(None);
     };
     control_allowed(
-        shared,
+        shared.config.allow_remote,
         request,
         &format!("The {FAULT_HEADER} header is honoured for"),
     )?;

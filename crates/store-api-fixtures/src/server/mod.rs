@@ -11,13 +11,13 @@ mod gate;
 mod routes;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::http::{Method, Uri};
 use axum::middleware;
-use axum::routing::{MethodFilter, MethodRouter, any, on};
-use store_api_raw::contract::{self, HttpMethod};
+use axum::routing::{MethodRouter, any};
+use store_api_raw::contract::{self, Operation};
 
 pub use body::MAX_BODY_BYTES;
 
@@ -27,21 +27,28 @@ use crate::state::Shared;
 /// The path prefix of every Store API route.
 pub const API_PREFIX: &str = store_api_raw::contract::VERSION_PREFIX;
 
+/// The emulator's router, serving `shared`. The routes are built once per process (for each setting of
+/// `allow_remote`, the only setting they hold) and each emulator gives them its state: building them
+/// cost a debug build half a millisecond per start.
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    static ROUTES: [OnceLock<Router<Arc<Shared>>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let allow_remote = shared.config.allow_remote;
+    ROUTES[usize::from(allow_remote)]
+        .get_or_init(|| routes(allow_remote))
+        .clone()
+        .with_state(shared)
+}
+
+fn routes(allow_remote: bool) -> Router<Arc<Shared>> {
     // Every operation of the spec at its full path and method, from the generated table, each behind
     // its gate (faults, then authentication and the rate limit), which knows the operation. Full paths
     // rather than a nested router: nesting rewrites every request's URI on the way in.
     let mut paths: BTreeMap<&str, MethodRouter<Arc<Shared>>> = BTreeMap::new();
     for operation in contract::OPERATIONS {
-        if let Some(handler) = handler(operation.id, method_filter(operation.method)) {
-            let gate = gate::Gate {
-                shared: shared.clone(),
-                operation,
-            };
-            let handler = handler.route_layer(middleware::from_fn_with_state(gate, gate::gate));
+        if let Some(route) = route(operation) {
             let merged = match paths.remove(operation.path) {
-                Some(other) => other.merge(handler),
-                None => handler,
+                Some(other) => other.merge(route),
+                None => route,
             };
             paths.insert(operation.path, merged);
         }
@@ -63,45 +70,31 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .nest(
             "/_emulator",
             control::router().route_layer(middleware::from_fn_with_state(
-                shared.clone(),
+                allow_remote,
                 control::admit,
             )),
         )
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
-        .with_state(shared)
 }
 
-/// The emulator's handler of an operation; `None` for one it does not implement, which then answers
-/// like an unknown route.
-fn handler(operation_id: &str, method: MethodFilter) -> Option<MethodRouter<Arc<Shared>>> {
-    Some(match operation_id {
-        "getStatus" => on(method, routes::status),
-        "listCatalogProducts" => on(method, routes::list_catalog),
-        "getCatalogProduct" => on(method, routes::get_catalog),
-        "listProducts" => on(method, routes::list_products),
-        "getProduct" => on(method, routes::get_product),
-        "listArtworks" => on(method, routes::list_artworks),
-        "createArtwork" => on(method, routes::create_artwork),
-        "getArtwork" => on(method, routes::get_artwork),
-        "listOrders" => on(method, routes::list_orders),
-        "createOrder" => on(method, routes::create_order),
-        "getOrder" => on(method, routes::get_order),
+/// The emulator's route of an operation, behind its gate; `None` for one it does not implement, which
+/// then answers like an unknown route.
+fn route(operation: &'static Operation) -> Option<MethodRouter<Arc<Shared>>> {
+    Some(match operation.id {
+        "getStatus" => gate::gated(operation, routes::status),
+        "listCatalogProducts" => gate::gated(operation, routes::list_catalog),
+        "getCatalogProduct" => gate::gated(operation, routes::get_catalog),
+        "listProducts" => gate::gated(operation, routes::list_products),
+        "getProduct" => gate::gated(operation, routes::get_product),
+        "listArtworks" => gate::gated(operation, routes::list_artworks),
+        "createArtwork" => gate::gated(operation, routes::create_artwork),
+        "getArtwork" => gate::gated(operation, routes::get_artwork),
+        "listOrders" => gate::gated(operation, routes::list_orders),
+        "createOrder" => gate::gated(operation, routes::create_order),
+        "getOrder" => gate::gated(operation, routes::get_order),
         _ => return None,
     })
-}
-
-fn method_filter(method: HttpMethod) -> MethodFilter {
-    match method {
-        HttpMethod::Get => MethodFilter::GET,
-        HttpMethod::Put => MethodFilter::PUT,
-        HttpMethod::Post => MethodFilter::POST,
-        HttpMethod::Delete => MethodFilter::DELETE,
-        HttpMethod::Options => MethodFilter::OPTIONS,
-        HttpMethod::Head => MethodFilter::HEAD,
-        HttpMethod::Patch => MethodFilter::PATCH,
-        HttpMethod::Trace => MethodFilter::TRACE,
-    }
 }
 
 /// Unknown routes, unknown version segments and unsupported methods, as the service answers them.
@@ -116,11 +109,7 @@ mod tests {
     #[test]
     fn the_emulator_implements_every_operation_of_the_spec() {
         for operation in contract::OPERATIONS {
-            assert!(
-                handler(operation.id, MethodFilter::GET).is_some(),
-                "{}",
-                operation.id
-            );
+            assert!(route(operation).is_some(), "{}", operation.id);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! read lock, and holds the write lock ([`StateGuard`]) only to apply it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use super::store::State;
@@ -41,7 +41,9 @@ pub(crate) struct Shared {
     pub requests: RequestLog,
     pub limiter: Option<StoreLimiter>,
     pub downloader: Downloader,
-    pub http: reqwest::Client,
+    /// The webhook deliveries' HTTP client, built by the first delivery (most emulators deliver none,
+    /// and building one is a start's cost otherwise).
+    pub http: OnceLock<reqwest::Client>,
     /// `http://127.0.0.1:PORT`, for the URLs the emulator hands out (stored artwork copies).
     pub origin: String,
     pub config: Config,
@@ -114,7 +116,6 @@ impl Shared {
         clock: Clock,
         limiter: Option<StoreLimiter>,
         downloader: Downloader,
-        http: reqwest::Client,
         origin: String,
         config: Config,
     ) -> Shared {
@@ -125,7 +126,7 @@ impl Shared {
             requests: RequestLog::default(),
             limiter,
             downloader,
-            http,
+            http: OnceLock::new(),
             origin,
             config,
             runtime: tokio::runtime::Handle::current(),
