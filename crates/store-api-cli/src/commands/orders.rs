@@ -173,14 +173,16 @@ async fn submit(
     Ok(())
 }
 
-/// Whether an attempt that got `result` may have created the order. Only the answers that say nothing
-/// was processed are known not to have: the 409 (the id is taken), a 400, a 401 and a 429. Anything
-/// else (a timeout, a reset, a 5xx, another status, an unreadable success, a result this command does
-/// not know) may have.
+/// Whether an attempt that got `result` may have created the order. Only an attempt never sent and the
+/// answers that say nothing was processed are known not to have: the 409 (the id is taken), a 400, a
+/// 401 and a 429. Anything else (a timeout, a reset, a 5xx, a redirect, another status, an unreadable
+/// success, a result this command does not know) may have.
 fn may_have_been_processed(result: &AttemptResult) -> bool {
     !matches!(
         result,
-        AttemptResult::AlreadyExists | AttemptResult::Status(400 | 401 | 429)
+        AttemptResult::NotSent
+            | AttemptResult::AlreadyExists
+            | AttemptResult::Status(400 | 401 | 429)
     )
 }
 
@@ -193,6 +195,7 @@ fn what_it_got(result: &AttemptResult) -> String {
         AttemptResult::CreatedUnreadable => {
             "was answered with a success whose body could not be read".to_owned()
         }
+        AttemptResult::Redirected(status) => format!("was redirected ({status}, not followed)"),
         other => format!("ended with {other:?}"),
     }
 }
@@ -251,4 +254,34 @@ async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), 
     out.table(&render::order_list(&listed.items));
     out.line(listed.footer);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_answers_that_say_nothing_was_processed_rule_this_run_out() {
+        for result in [
+            AttemptResult::NotSent,
+            AttemptResult::AlreadyExists,
+            AttemptResult::Status(400),
+            AttemptResult::Status(401),
+            AttemptResult::Status(429),
+        ] {
+            assert!(!may_have_been_processed(&result), "{result:?}");
+        }
+        for result in [
+            AttemptResult::Created,
+            AttemptResult::CreatedUnreadable,
+            AttemptResult::Timeout,
+            AttemptResult::Connection,
+            AttemptResult::Redirected(307),
+            AttemptResult::Status(403),
+            AttemptResult::Status(408),
+            AttemptResult::Status(503),
+        ] {
+            assert!(may_have_been_processed(&result), "{result:?}");
+        }
+    }
 }
