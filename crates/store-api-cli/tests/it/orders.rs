@@ -246,29 +246,6 @@ fn list_get_and_find() {
     );
 }
 
-// Issue 10: the same command run twice on a file without externalOrderId (a script retrying after a
-// timeout) bills one order: the generated id is written into the file before sending.
-#[test]
-fn a_rerun_on_a_file_without_an_external_id_bills_once() {
-    let env = Env::start();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("order.json");
-    std::fs::copy(data("order.json"), &file).unwrap();
-    let path = file.to_str().unwrap();
-    let first = env
-        .run(&["orders", "submit", "--file", path, "--json"])
-        .code(0);
-    let second = env
-        .run(&["orders", "submit", "--file", path, "--json"])
-        .code(0);
-    assert_eq!(env.emu.order_count(&env.store), 1, "{first:?} {second:?}");
-    assert_eq!(second.json()["outcome"], "alreadyExisted");
-    assert_eq!(second.json()["order"]["id"], first.json()["order"]["id"]);
-    let written: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(written["externalOrderId"], first.json()["externalOrderId"]);
-}
-
 // Issue 10: a reused externalOrderId with a different order is an error naming the difference, never
 // "nothing new was billed".
 #[test]
@@ -366,30 +343,41 @@ fn external_ids_in(file: &std::path::Path) -> (usize, serde_json::Value) {
     )
 }
 
+// Issue 10: the same command run twice on a file without externalOrderId (a script retrying after a
+// timeout) bills one order: the generated id is written into the file before sending.
 // Issue 22, defect 4: with `"externalOrderId": null` the generated id was written in front of the
 // `null`, the file then held the key twice and still read `null`, and the next run generated another
 // id: two orders for one file. The key is now replaced, and the file read back before sending.
 #[test]
-fn a_null_external_id_is_replaced_and_a_rerun_bills_once() {
+fn a_rerun_on_a_file_without_an_external_id_bills_once() {
     let env = Env::start();
-    let (_dir, file) = order_file(|text| text.replacen('{', "{\n  \"externalOrderId\": null,", 1));
-    let path = file.to_str().unwrap();
-    let first = env
-        .run(&["orders", "submit", "--file", path, "--json"])
-        .code(0);
-    let second = env
-        .run(&["orders", "submit", "--file", path, "--json"])
-        .code(0);
-    assert_eq!(env.emu.order_count(&env.store), 1, "{first:?} {second:?}");
-    let generated = first.json()["externalOrderId"].clone();
-    assert_eq!(external_ids_in(&file), (1, generated.clone()));
-    assert_eq!(second.json()["externalOrderId"], generated);
-    assert_eq!(second.json()["outcome"], "alreadyExisted");
-    // The rest of the text is as it was: only the value changed.
-    let expected = std::fs::read_to_string(data("order.json"))
-        .unwrap()
-        .replacen('{', &format!("{{\n  \"externalOrderId\": {generated},"), 1);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    let missing: fn(String) -> String = |text| text;
+    let null: fn(String) -> String =
+        |text| text.replacen('{', "{\n  \"externalOrderId\": null,", 1);
+    for (round, edit) in [missing, null].into_iter().enumerate() {
+        let (_dir, file) = order_file(edit);
+        let path = file.to_str().unwrap();
+        let first = env
+            .run(&["orders", "submit", "--file", path, "--json"])
+            .code(0);
+        let second = env
+            .run(&["orders", "submit", "--file", path, "--json"])
+            .code(0);
+        assert_eq!(
+            env.emu.order_count(&env.store),
+            round + 1,
+            "{first:?} {second:?}"
+        );
+        assert_eq!(second.json()["outcome"], "alreadyExisted");
+        assert_eq!(second.json()["order"]["id"], first.json()["order"]["id"]);
+        let generated = first.json()["externalOrderId"].clone();
+        assert_eq!(external_ids_in(&file), (1, generated.clone()));
+        // The rest of the text is as it was: only the id is new.
+        let expected = std::fs::read_to_string(data("order.json"))
+            .unwrap()
+            .replacen('{', &format!("{{\n  \"externalOrderId\": {generated},"), 1);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    }
 }
 
 // Issue 22, defect 4: the write-back used a fixed temporary name (`order.json.tmp`) and wrote through
@@ -450,6 +438,21 @@ fn a_file_holding_the_key_twice_is_refused() {
     assert_eq!(env.emu.order_count(&env.store), 0);
 }
 
+/// `orders submit` of `tests/it/data/order.json` under `external_id`, with `extra` arguments.
+fn submit_with_id(env: &Env, external_id: &str, extra: &[&str]) -> Run {
+    let file = data("order.json");
+    let mut args = vec![
+        "orders",
+        "submit",
+        "--file",
+        &file,
+        "--external-id",
+        external_id,
+    ];
+    args.extend_from_slice(extra);
+    env.run(&args)
+}
+
 // Issue 22, defect 6: when this run's first attempt created the order and its answer was lost, the
 // retry's 409 was reported as "nothing new was billed".
 #[test]
@@ -466,47 +469,18 @@ fn an_order_this_run_may_have_created_is_not_reported_as_nothing_billed() {
             .unwrap();
     };
     lost_answer();
-    let human = env
-        .run(&[
-            "orders",
-            "submit",
-            "--file",
-            &data("order.json"),
-            "--external-id",
-            "lost-1",
-        ])
-        .code(0);
+    let human = submit_with_id(&env, "lost-1", &[]).code(0);
     assert!(
         !human.stdout.contains("nothing new was billed"),
         "{human:?}"
     );
     snap!("orders_submit_lost_answer_human", human.stdout);
     lost_answer();
-    let json = env
-        .run(&[
-            "orders",
-            "submit",
-            "--file",
-            &data("order.json"),
-            "--external-id",
-            "lost-2",
-            "--json",
-        ])
-        .code(0);
+    let json = submit_with_id(&env, "lost-2", &["--json"]).code(0);
     assert_eq!(json.json()["outcome"], "alreadyExisted");
     assert_eq!(json.json()["mayHaveBeenCreatedByThisRun"], true);
     assert_eq!(env.emu.order_count(&env.store), 2, "one order per id");
     // Found at once by a later run: that run placed nothing.
-    let again = env
-        .run(&[
-            "orders",
-            "submit",
-            "--file",
-            &data("order.json"),
-            "--external-id",
-            "lost-2",
-            "--json",
-        ])
-        .code(0);
+    let again = submit_with_id(&env, "lost-2", &["--json"]).code(0);
     assert_eq!(again.json()["mayHaveBeenCreatedByThisRun"], false);
 }

@@ -267,15 +267,10 @@ async fn a_fault_header_faults_that_request_alone() {
     }
 
     // From a non-loopback Host (DNS rebinding) the header is refused, like the control endpoints.
+    let reset = FaultKind::Reset.header_value();
     let answer = api
-        .http
-        .get(format!("{}/stores/{ALPHA}/status", api.base))
-        .header("X-API-Key", ALPHA_KEY)
-        .header("Host", "evil.example:80")
-        .header(FAULT_HEADER, FaultKind::Reset.header_value())
-        .send()
-        .await
-        .unwrap();
+        .status_with(&[("Host", "evil.example:80"), (FAULT_HEADER, &reset)])
+        .await;
     assert_eq!(answer.status(), 403);
 }
 
@@ -501,13 +496,7 @@ async fn an_unending_answer_does_not_hold_up_shutdown() {
         let (emu, api) = start().await;
         emu.inject_fault(Fault::new(kind.clone()).operation("get_status"))
             .unwrap();
-        let response = api
-            .http
-            .get(format!("{}/stores/{ALPHA}/status", api.base))
-            .header("X-API-Key", ALPHA_KEY)
-            .send()
-            .await
-            .unwrap();
+        let response = api.status_with(&[]).await;
         assert_eq!(response.status(), 200, "{kind:?}");
         // The answer is still being sent (and held here, unread) when the emulator stops.
         tokio::time::timeout(Duration::from_secs(10), emu.shutdown())

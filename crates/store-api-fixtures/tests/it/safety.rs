@@ -40,14 +40,7 @@ async fn control_endpoints_refuse_a_host_that_is_not_loopback() {
         assert_eq!(stores_with_host(&api, &host).await.status(), 200, "{host}");
     }
     // The Store API itself is guarded by its keys, not by the host.
-    let status = api
-        .http
-        .get(format!("{}/stores/{ALPHA}/status", api.base))
-        .header("host", "rebound.example")
-        .header("X-API-Key", ALPHA_KEY)
-        .send()
-        .await
-        .unwrap();
+    let status = api.status_with(&[("host", "rebound.example")]).await;
     assert_eq!(status.status(), 200);
 }
 
@@ -359,14 +352,11 @@ async fn a_web_page_cannot_drive_the_control_plane() {
     );
     // A fault header from a foreign page is refused too.
     let answer = api
-        .http
-        .get(format!("{}/stores/{ALPHA}/status", api.base))
-        .header("X-API-Key", ALPHA_KEY)
-        .header("origin", "https://evil.example")
-        .header(store_api_fixtures::FAULT_HEADER, r#"{"kind":"reset"}"#)
-        .send()
-        .await
-        .unwrap();
+        .status_with(&[
+            ("origin", "https://evil.example"),
+            (store_api_fixtures::FAULT_HEADER, r#"{"kind":"reset"}"#),
+        ])
+        .await;
     assert_eq!(answer.status(), 403);
 
     // No Origin (curl, the SDK, RemoteEmulator), the emulator's own origin, a page on a loopback origin
@@ -399,14 +389,11 @@ async fn a_web_page_cannot_drive_the_control_plane() {
     api.control(Method::DELETE, "/faults", None).await.ok(204);
     // The Store API itself is not a control request: an Origin does not matter there.
     let status = api
-        .http
-        .get(format!("{}/stores/{ALPHA}/status", api.base))
-        .header("X-API-Key", ALPHA_KEY)
-        .header("origin", "https://evil.example")
-        .header("sec-fetch-site", "cross-site")
-        .send()
-        .await
-        .unwrap();
+        .status_with(&[
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ])
+        .await;
     assert_eq!(status.status(), 200);
 }
 
@@ -416,6 +403,15 @@ async fn a_web_page_cannot_drive_the_control_plane() {
 async fn a_control_body_must_be_json() {
     let (emu, api) = start().await;
     let fault = r#"{"kind":"reset"}"#;
+    let inject_as = |content_type| {
+        control_as(
+            &api,
+            Method::POST,
+            "/faults",
+            &[],
+            Some((content_type, fault)),
+        )
+    };
     for content_type in [
         "text/plain",
         "text/plain;charset=UTF-8",
@@ -424,15 +420,7 @@ async fn a_control_body_must_be_json() {
         "application/jsonp",
         "",
     ] {
-        let response = control_as(
-            &api,
-            Method::POST,
-            "/faults",
-            &[],
-            Some((content_type, fault)),
-        )
-        .await;
-        let (status, message) = refusal(response).await;
+        let (status, message) = refusal(inject_as(content_type).await).await;
         assert_eq!(status, 415, "{content_type:?}: {message}");
         assert!(message.contains("application/json"), "{message}");
     }
@@ -455,14 +443,7 @@ async fn a_control_body_must_be_json() {
         "application/json; charset=utf-8",
         "Application/JSON",
     ] {
-        let response = control_as(
-            &api,
-            Method::POST,
-            "/faults",
-            &[],
-            Some((content_type, fault)),
-        )
-        .await;
+        let response = inject_as(content_type).await;
         assert_eq!(response.status(), 204, "{content_type}");
     }
     // Without a body, no Content-Type is needed.
