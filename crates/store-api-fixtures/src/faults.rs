@@ -1,10 +1,10 @@
 //! Faults on demand: for the next N requests that match an operation and a store, answer with an error,
 //! a 429, a reset connection, a delay, a foreign or cut-off answer, what an intermediary answers instead
 //! of the service (a redirect to another host, its own HTML error page), an endless or a trickling
-//! body, or drop the answer after the request was processed. Queued in process ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over
-//! HTTP (`POST /_emulator/faults`), so tests in any language can make a real client meet the rare
-//! faults; or carried by one request in the [`FAULT_HEADER`] header, for a test (or a fault-injecting
-//! proxy) that decides request by request.
+//! body, or drop the answer after the request was processed. Queued in process
+//! ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over HTTP (`POST /_emulator/faults`),
+//! so tests in any language can make a real client meet the rare faults; or carried by one request in
+//! the [`FAULT_HEADER`] header, for a test (or a fault-injecting proxy) that decides request by request.
 
 use std::time::Duration;
 

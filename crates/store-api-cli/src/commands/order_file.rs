@@ -7,7 +7,6 @@ use std::ops::Range;
 use std::path::Path;
 
 use serde::de::{DeserializeOwned, IgnoredAny};
-
 use serde_path_to_error::{Path as FieldPath, Segment};
 use store_api::NewOrder;
 use store_api::validate::{Violation, ViolationKind};

@@ -133,7 +133,7 @@ async fn submit(
         .attempts
         .iter()
         .find(|attempt| may_have_been_processed(&attempt.result));
-    let (outcome, headline) = match (&submission.submitted, this_run) {
+    let (outcome, headline, by_this_run) = match (&submission.submitted, this_run) {
         (Submitted::AlreadyExisted(existing), Some(attempt)) => (
             "alreadyExisted",
             format!(
@@ -142,6 +142,7 @@ async fn submit(
                 attempt.number,
                 what_it_got(&attempt.result)
             ),
+            true,
         ),
         (Submitted::AlreadyExisted(existing), None) => (
             "alreadyExisted",
@@ -149,6 +150,7 @@ async fn submit(
                 "order {} already existed for externalOrderId {external_id} (409): nothing new was billed",
                 existing.id
             ),
+            false,
         ),
         (other, _) => (
             "created",
@@ -157,13 +159,14 @@ async fn submit(
                 other.order().id,
                 other.order().name.as_deref().unwrap_or("-")
             ),
+            true,
         ),
     };
     out.json(&SubmitResult {
         outcome,
         external_order_id: &external_id,
         attempts,
-        may_have_been_created_by_this_run: outcome == "created" || this_run.is_some(),
+        may_have_been_created_by_this_run: by_this_run,
         order: submission.order(),
     })?;
     out.line(headline);
