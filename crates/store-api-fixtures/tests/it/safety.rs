@@ -303,7 +303,9 @@ async fn control_as(
 /// The envelope of a refusal: its status and message.
 async fn refusal(response: reqwest::Response) -> (u16, String) {
     let status = response.status().as_u16();
-    let body: serde_json::Value = response.json().await.unwrap();
+    let text = response.text().await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("answered {status} {text:?}, not a refusal's envelope ({e})"));
     assert_eq!(body["statusCode"], status, "{body}");
     (
         status,
