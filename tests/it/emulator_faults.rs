@@ -145,3 +145,58 @@ async fn a_rate_limit_pauses_the_store_for_its_retry_after() {
         started.elapsed()
     );
 }
+
+// The intermediaries' fault kinds (issue 22) against the real client: a submission bills at most once,
+// and the client reports what answered.
+#[tokio::test]
+async fn submit_bills_at_most_once_through_what_an_intermediary_answers() {
+    // A redirect is never followed (the service never redirects): an error naming it, nothing billed.
+    let emu = emulator().await;
+    emu.inject_fault(on_create(FaultKind::Redirect {
+        status: 307,
+        location: None,
+    }))
+    .unwrap();
+    let order = tee_submission(&new_external_order_id());
+    let error = client(&emu).orders().submit(&order).await.unwrap_err();
+    let Error::Redirect { status, location } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(*status, 307);
+    assert!(
+        location
+            .as_deref()
+            .is_some_and(|l| l.starts_with("http://127.0.0.2:")),
+        "{location:?}"
+    );
+    assert_eq!(emu.order_count(ALPHA), 0);
+
+    // A firewall's page (the emulator processed nothing): the client cannot know that, so it reports
+    // the intermediary and that the order may have been placed; nothing was billed.
+    let emu = emulator().await;
+    emu.inject_fault(on_create(FaultKind::ForeignPage { status: 403 }))
+        .unwrap();
+    let error = client(&emu).orders().submit(&order).await.unwrap_err();
+    assert!(
+        matches!(error, Error::Intermediary { status: 403, .. }),
+        "{error:?}"
+    );
+    assert!(error.may_have_been_processed());
+    assert_eq!(emu.order_count(ALPHA), 0);
+
+    // Processed, then an answer that never ends or arrives too slowly for the client's timeout: the
+    // order is found, never created twice.
+    for kind in [
+        FaultKind::EndlessBody,
+        FaultKind::SlowBody {
+            interval: Duration::from_millis(200),
+            bytes: 1,
+        },
+    ] {
+        let (submitted, _) = submit_through(on_create(kind.clone())).await;
+        assert!(
+            matches!(submitted, Submitted::Created(_)),
+            "{kind:?}: {submitted:?}"
+        );
+    }
+}

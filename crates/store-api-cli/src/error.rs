@@ -119,7 +119,8 @@ fn describe(error: &CliError) -> (String, Vec<String>) {
             differences,
         } => (
             format!(
-                "this externalOrderId is already used by order {} ({}), which differs from this request; nothing new was created. Use a new externalOrderId for a new order",
+                "externalOrderId {} is held by order {} ({}), which differs from this request (below): that order is the one placed and billed under this id (edited in the app since, or placed from another request), and this run placed no other. Sending this request under a new externalOrderId would place a second order, billed as well",
+                existing.external_order_id.as_deref().unwrap_or("-"),
                 existing.id,
                 existing.name.as_deref().unwrap_or("-")
             ),

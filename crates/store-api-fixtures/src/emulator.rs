@@ -631,7 +631,7 @@ impl Emulator {
     /// the same routes, authentication, rate limit, request log and validation. For a simulation that
     /// carries the client's requests over a network model of its own (see
     /// `store_api::network::Network`), so that a paused tokio clock can drive both sides. An injected
-    /// fault that needs a connection (a drop, a reset, a cut body) answers 503 here instead; a body
+    /// fault that needs a connection (a drop, a reset, a cut or an endless body) answers 503 here instead; a body
     /// over [`MAX_BODY_BYTES`](crate::MAX_BODY_BYTES) is refused as the server refuses it.
     pub async fn answer(
         &self,

@@ -13,7 +13,7 @@ pub(crate) enum ApiError {
     Invalid(Vec<String>),
     /// 401 with one of the two messages of the seed.
     Unauthorized(&'static str),
-    /// 403: a control request for a host that is not loopback.
+    /// 403: a control request for a host that is not loopback, or from another site's web page.
     Forbidden(String),
     /// 404 with the resource's own message, or `Cannot GET <path>`.
     NotFound(String),
@@ -21,6 +21,8 @@ pub(crate) enum ApiError {
     Conflict(String),
     /// 413: the body is larger than the documented limit.
     PayloadTooLarge,
+    /// 415: a control request's body is not declared as JSON.
+    UnsupportedMediaType(String),
     /// 429: nothing was processed; retry after this many seconds.
     TooManyRequests { retry_after_secs: u64 },
 }
@@ -37,6 +39,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
         }
     }
@@ -48,7 +51,8 @@ impl ApiError {
             Self::BadRequest(text)
             | Self::Forbidden(text)
             | Self::NotFound(text)
-            | Self::Conflict(text) => types::ErrorMessage::String(text.clone()),
+            | Self::Conflict(text)
+            | Self::UnsupportedMediaType(text) => types::ErrorMessage::String(text.clone()),
             Self::Invalid(list) => types::ErrorMessage::Array(list.clone()),
             Self::Unauthorized(text) => types::ErrorMessage::String((*text).to_owned()),
             Self::PayloadTooLarge => types::ErrorMessage::String(format!(

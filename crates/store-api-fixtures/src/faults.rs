@@ -1,9 +1,10 @@
 //! Faults on demand: for the next N requests that match an operation and a store, answer with an error,
-//! a 429, a reset connection, a delay, a foreign or cut-off answer, or drop the answer after the request
-//! was processed. Queued in process ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over
-//! HTTP (`POST /_emulator/faults`), so tests in any language can make a real client meet the rare
-//! faults; or carried by one request in the [`FAULT_HEADER`] header, for a test (or a fault-injecting
-//! proxy) that decides request by request.
+//! a 429, a reset connection, a delay, a foreign or cut-off answer, what an intermediary answers instead
+//! of the service (a redirect to another host, its own HTML error page), an endless or a trickling
+//! body, or drop the answer after the request was processed. Queued in process
+//! ([`Emulator::inject_fault`](crate::Emulator::inject_fault)) or over HTTP (`POST /_emulator/faults`),
+//! so tests in any language can make a real client meet the rare faults; or carried by one request in
+//! the [`FAULT_HEADER`] header, for a test (or a fault-injecting proxy) that decides request by request.
 
 use std::time::Duration;
 
@@ -18,6 +19,13 @@ pub const FAULT_HEADER: &str = "x-emulator-fault";
 
 /// Longest delay a fault may impose (a test that needs more is waiting on nothing).
 pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(300);
+
+/// The statuses a [`FaultKind::Redirect`] may answer.
+pub const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+/// Where a [`FaultKind::Redirect`] without a `location` points: the same path and query on this other
+/// loopback address, at the emulator's port (nothing listens there unless a test puts a listener there).
+pub const REDIRECT_HOST: &str = "127.0.0.2";
 
 /// What happens to a matching request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +67,34 @@ pub enum FaultKind {
     /// Processes the request, then answers its page with no items (and zero counts), as an index that has
     /// not caught up with a write yet; an answer that is not a page is sent unchanged.
     EmptyPage,
+    /// Answers a redirect to another host instead of the service (a load balancer, a misconfigured base
+    /// URL): `status` (one of [`REDIRECT_STATUSES`]) with `Location: location`, or, without one, the same
+    /// path and query at [`REDIRECT_HOST`] on the emulator's port; nothing is processed. A client that
+    /// follows it sends the request (and whatever headers it keeps) to that host.
+    Redirect {
+        /// 301, 302, 303, 307 or 308.
+        status: u16,
+        /// An absolute `http` or `https` URL; the same request at [`REDIRECT_HOST`] when absent.
+        location: Option<String>,
+    },
+    /// Answers an intermediary's own error page instead of the service (a firewall's 403, a gateway's 404
+    /// during a deploy, a 408, a 413, a 502): `status` with an HTML body and `Content-Type: text/html`,
+    /// not the service's envelope; nothing is processed.
+    ForeignPage {
+        /// The status, 400 to 599.
+        status: u16,
+    },
+    /// Processes the request, then answers `200` with a JSON `Content-Type`, no `Content-Length` and a
+    /// body that never ends (it never closes a JSON value either): a client must stop reading by itself.
+    EndlessBody,
+    /// Processes the request, then sends its status and headers (the full `Content-Length`) at once and
+    /// its body `bytes` at a time, `interval` apart (each pause at most [`MAX_FAULT_DELAY`]).
+    SlowBody {
+        /// How long between two pieces of the body.
+        interval: Duration,
+        /// How many bytes each piece carries (at least 1).
+        bytes: usize,
+    },
 }
 
 impl FaultKind {
@@ -78,7 +114,11 @@ impl FaultKind {
     pub fn commits(&self) -> bool {
         !matches!(
             self,
-            FaultKind::Status { .. } | FaultKind::RateLimited { .. } | FaultKind::Reset
+            FaultKind::Status { .. }
+                | FaultKind::RateLimited { .. }
+                | FaultKind::Reset
+                | FaultKind::Redirect { .. }
+                | FaultKind::ForeignPage { .. }
         )
     }
 }
@@ -113,7 +153,8 @@ pub struct Fault {
 /// `{"kind": "status", "status": 503, "operation": "create_order", "store": "store_alpha", "times": 2}`;
 /// kinds `status`, `rate_limited` (`retryAfter`), `reset`, `drop_after_commit`, `delay` (`ms`),
 /// `status_after_commit` (`status`), `foreign_conflict`, `truncated_body`, `reset_mid_body`,
-/// `empty_page`.
+/// `empty_page`, `redirect` (`status`, optional `location`), `foreign_page` (`status`),
+/// `endless_body`, `slow_body` (`ms`, optional `bytes`, default 1).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct FaultForm {
@@ -124,6 +165,10 @@ struct FaultForm {
     retry_after: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    location: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     operation: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,6 +183,11 @@ impl TryFrom<FaultForm> for Fault {
     fn try_from(form: FaultForm) -> Result<Fault, String> {
         let needs = |field: &str| format!("{field} is required for kind {}", form.kind);
         let status = || form.status.ok_or_else(|| needs("status"));
+        let ms = || {
+            form.ms
+                .ok_or_else(|| needs("ms"))
+                .map(Duration::from_millis)
+        };
         let kind = match form.kind.as_str() {
             "status" => FaultKind::Status { status: status()? },
             "rate_limited" => FaultKind::RateLimited {
@@ -148,17 +198,25 @@ impl TryFrom<FaultForm> for Fault {
             },
             "reset" => FaultKind::Reset,
             "drop_after_commit" => FaultKind::DropAfterCommit,
-            "delay" => FaultKind::Delay {
-                delay: Duration::from_millis(form.ms.ok_or_else(|| needs("ms"))?),
-            },
+            "delay" => FaultKind::Delay { delay: ms()? },
             "status_after_commit" => FaultKind::StatusAfterCommit { status: status()? },
             "foreign_conflict" => FaultKind::ForeignConflict,
             "truncated_body" => FaultKind::TruncatedBody,
             "reset_mid_body" => FaultKind::ResetMidBody,
             "empty_page" => FaultKind::EmptyPage,
+            "redirect" => FaultKind::Redirect {
+                status: status()?,
+                location: form.location.clone(),
+            },
+            "foreign_page" => FaultKind::ForeignPage { status: status()? },
+            "endless_body" => FaultKind::EndlessBody,
+            "slow_body" => FaultKind::SlowBody {
+                interval: ms()?,
+                bytes: form.bytes.unwrap_or(1),
+            },
             other => {
                 return Err(format!(
-                    "kind must be one of status, rate_limited, reset, drop_after_commit, delay, status_after_commit, foreign_conflict, truncated_body, reset_mid_body, empty_page, not {other:?}"
+                    "kind must be one of status, rate_limited, reset, drop_after_commit, delay, status_after_commit, foreign_conflict, truncated_body, reset_mid_body, empty_page, redirect, foreign_page, endless_body, slow_body, not {other:?}"
                 ));
             }
         };
@@ -191,7 +249,7 @@ impl From<Fault> for FaultForm {
             FaultKind::Reset => "reset",
             FaultKind::DropAfterCommit => "drop_after_commit",
             FaultKind::Delay { delay } => {
-                form.ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+                form.ms = Some(millis(delay));
                 "delay"
             }
             FaultKind::StatusAfterCommit { status } => {
@@ -202,10 +260,29 @@ impl From<Fault> for FaultForm {
             FaultKind::TruncatedBody => "truncated_body",
             FaultKind::ResetMidBody => "reset_mid_body",
             FaultKind::EmptyPage => "empty_page",
+            FaultKind::Redirect { status, location } => {
+                form.status = Some(status);
+                form.location = location;
+                "redirect"
+            }
+            FaultKind::ForeignPage { status } => {
+                form.status = Some(status);
+                "foreign_page"
+            }
+            FaultKind::EndlessBody => "endless_body",
+            FaultKind::SlowBody { interval, bytes } => {
+                form.ms = Some(millis(interval));
+                form.bytes = Some(bytes);
+                "slow_body"
+            }
         }
         .to_owned();
         form
     }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Fault {
@@ -241,23 +318,47 @@ impl Fault {
     pub(crate) fn problems(&self, known_operation: impl Fn(&str) -> bool) -> Vec<String> {
         let mut problems = Vec::new();
         match &self.kind {
-            FaultKind::Status { status } | FaultKind::StatusAfterCommit { status }
+            FaultKind::Status { status }
+            | FaultKind::StatusAfterCommit { status }
+            | FaultKind::ForeignPage { status }
                 if !(400..=599).contains(status) =>
             {
                 problems.push(format!("status must be between 400 and 599, not {status}"));
+            }
+            FaultKind::Redirect { status, location } => {
+                if !REDIRECT_STATUSES.contains(status) {
+                    problems.push(format!(
+                        "status must be one of 301, 302, 303, 307 and 308 for a redirect, not {status}"
+                    ));
+                }
+                if let Some(location) = location
+                    && !is_absolute_http_url(location)
+                {
+                    problems.push(format!(
+                        "location must be an absolute http or https URL, not {location:?}"
+                    ));
+                }
+            }
+            FaultKind::SlowBody { bytes: 0, .. } => {
+                problems.push("bytes must be at least 1".to_owned());
             }
             FaultKind::RateLimited { retry_after }
                 if axum::http::HeaderValue::from_str(retry_after).is_err() =>
             {
                 problems.push("retryAfter must be a valid header value".to_owned());
             }
-            FaultKind::Delay { delay } if *delay > MAX_FAULT_DELAY => {
-                problems.push(format!(
-                    "ms must be at most {}",
-                    MAX_FAULT_DELAY.as_millis()
-                ));
-            }
             _ => {}
+        }
+        if let FaultKind::Delay { delay: pause }
+        | FaultKind::SlowBody {
+            interval: pause, ..
+        } = &self.kind
+            && *pause > MAX_FAULT_DELAY
+        {
+            problems.push(format!(
+                "ms must be at most {}",
+                MAX_FAULT_DELAY.as_millis()
+            ));
         }
         if let Some(operation) = &self.operation
             && !known_operation(operation)
@@ -289,6 +390,12 @@ impl Fault {
         self.operation.as_deref().is_none_or(|o| o == operation_id)
             && self.store.as_deref().is_none_or(|s| s == store_id)
     }
+}
+
+/// Whether `location` can go into a `Location` header as an absolute `http(s)` URL.
+fn is_absolute_http_url(location: &str) -> bool {
+    axum::http::HeaderValue::from_str(location).is_ok()
+        && url::Url::parse(location).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
 }
 
 /// The operation's name as the fault queue matches it (the generated client's name), for either of the
@@ -384,6 +491,44 @@ mod tests {
         .unwrap();
         assert_eq!(text, r#"{"kind":"delay","ms":5,"times":1}"#);
         assert!(serde_json::from_str::<Fault>(r#"{"kind":"explode"}"#).is_err());
+        for (kind, text) in [
+            (
+                FaultKind::Redirect {
+                    status: 307,
+                    location: None,
+                },
+                r#"{"kind":"redirect","status":307}"#,
+            ),
+            (
+                FaultKind::Redirect {
+                    status: 301,
+                    location: Some("http://127.0.0.2:9/x".into()),
+                },
+                r#"{"kind":"redirect","status":301,"location":"http://127.0.0.2:9/x"}"#,
+            ),
+            (
+                FaultKind::ForeignPage { status: 403 },
+                r#"{"kind":"foreign_page","status":403}"#,
+            ),
+            (FaultKind::EndlessBody, r#"{"kind":"endless_body"}"#),
+            (
+                FaultKind::SlowBody {
+                    interval: Duration::from_millis(20),
+                    bytes: 4,
+                },
+                r#"{"kind":"slow_body","ms":20,"bytes":4}"#,
+            ),
+        ] {
+            assert_eq!(kind.header_value(), text);
+            assert_eq!(Fault::from_header(text), Ok(kind));
+        }
+        assert_eq!(
+            Fault::from_header(r#"{"kind":"slow_body","ms":20}"#),
+            Ok(FaultKind::SlowBody {
+                interval: Duration::from_millis(20),
+                bytes: 1
+            })
+        );
         assert!(serde_json::from_str::<Fault>(r#"{"kind":"reset","extra":1}"#).is_err());
     }
 

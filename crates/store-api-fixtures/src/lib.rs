@@ -5,6 +5,7 @@
 pub mod artwork;
 mod clock;
 mod control;
+pub mod durable;
 mod emulator;
 mod error;
 mod events;
@@ -28,7 +29,7 @@ pub use control::StoreCredentials;
 pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use faults::{FAULT_HEADER, Fault, FaultKind};
-pub use logs::{Delivery, LOG_CAP, LOG_RETENTION, RequestRecord};
+pub use logs::{Delivery, LOG_CAP, LOG_PATH_BYTES, LOG_RETENTION, RequestRecord};
 pub use orders::AppAction;
 pub use remote::{RemoteEmulator, RemoteError};
 pub use seed::Seed;

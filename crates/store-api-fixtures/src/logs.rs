@@ -14,6 +14,11 @@ pub const LOG_RETENTION: TimeDelta = TimeDelta::days(14);
 /// Entries kept per store and log; beyond it the oldest are dropped.
 pub const LOG_CAP: usize = 10_000;
 
+/// Bytes of a request's path (and method) a request-log entry keeps; a longer one is cut there and
+/// marked with its full length, so no request can make one entry large (the log keeps
+/// [`LOG_CAP`] entries per store, 401s for a known store included).
+pub const LOG_PATH_BYTES: usize = 2048;
+
 /// Something logged at a moment.
 pub(crate) trait Timed {
     fn at(&self) -> DateTime<Utc>;
@@ -88,6 +93,37 @@ pub struct RequestRecord {
     pub status: u16,
 }
 
+impl RequestRecord {
+    /// An entry for a request, keeping at most [`LOG_PATH_BYTES`] of its method and of its path.
+    pub(crate) fn new(
+        at: DateTime<Utc>,
+        method: &str,
+        path: &str,
+        operation_id: Option<&str>,
+        status: u16,
+    ) -> RequestRecord {
+        RequestRecord {
+            at,
+            method: bounded(method),
+            path: bounded(path),
+            operation_id: operation_id.map(str::to_owned),
+            status,
+        }
+    }
+}
+
+/// `text`, or its first [`LOG_PATH_BYTES`] bytes (to a character boundary) marked with its length.
+fn bounded(text: &str) -> String {
+    if text.len() <= LOG_PATH_BYTES {
+        return text.to_owned();
+    }
+    let mut end = LOG_PATH_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…({} bytes in all)", &text[..end], text.len())
+}
+
 impl Timed for RequestRecord {
     fn at(&self) -> DateTime<Utc> {
         self.at
@@ -147,6 +183,25 @@ mod tests {
         assert!(recent(&log, later).is_empty());
         push(&mut log, entry(later), later);
         assert_eq!(log, vec![entry(later)]);
+    }
+
+    #[test]
+    fn an_entry_keeps_a_bounded_part_of_a_long_path() {
+        let start = crate::clock::DETERMINISTIC_START;
+        let short = RequestRecord::new(start, "GET", "/a", Some("getStatus"), 200);
+        assert_eq!((short.method.as_str(), short.path.as_str()), ("GET", "/a"));
+        let path = format!("/{}", "é".repeat(LOG_PATH_BYTES));
+        let long = RequestRecord::new(start, &"M".repeat(5000), &path, None, 401);
+        assert_eq!(
+            long.path,
+            format!(
+                "{}…({} bytes in all)",
+                &path[..LOG_PATH_BYTES - 1],
+                path.len()
+            )
+        );
+        assert!(long.method.starts_with(&"M".repeat(LOG_PATH_BYTES)));
+        assert!(long.method.ends_with("…(5000 bytes in all)"));
     }
 
     #[test]

@@ -1,9 +1,12 @@
-//! Reading a create-order request from a file. A file that is JSON but breaks a constraint the typed
-//! request enforces while decoding (an empty lastName, a quantity of 0, a missing field) is reported
-//! like the pre-flight check and the service report it: the field path and the service's wording.
+//! Reading a create-order request from a file, and writing a generated `externalOrderId` into one. A
+//! file that is JSON but breaks a constraint the typed request enforces while decoding (an empty
+//! lastName, a quantity of 0, a missing field) is reported like the pre-flight check and the service
+//! report it: the field path and the service's wording.
 
+use std::ops::Range;
 use std::path::Path;
 
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_path_to_error::{Path as FieldPath, Segment};
 use store_api::NewOrder;
 use store_api::validate::{Violation, ViolationKind};
@@ -12,8 +15,12 @@ use crate::error::CliError;
 
 /// Reads and decodes the request in `path` (standard input for `-`).
 pub fn read_order(path: &Path) -> Result<NewOrder, CliError> {
-    let text = crate::input::read_text(path)?;
-    let value: serde_json::Value = serde_json::from_str(&text)
+    parse_order(&crate::input::read_text(path)?, path)
+}
+
+/// Decodes the request in `text`, read from `path`.
+pub fn parse_order(text: &str, path: &Path) -> Result<NewOrder, CliError> {
+    let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| CliError::Usage(format!("{} is not JSON: {e}", path.display())))?;
     serde_path_to_error::deserialize(value).map_err(|error| {
         let field = dotted(error.path());
@@ -33,6 +40,114 @@ pub fn read_order(path: &Path) -> Result<NewOrder, CliError> {
             )),
         }
     })
+}
+
+/// The key a generated id is written under.
+const EXTERNAL_ORDER_ID: &str = "externalOrderId";
+
+/// `text` (a JSON object) with `"externalOrderId": id` at its top level: the value of the one member
+/// with that key replaced (a `null`, or any other value), or a member added first when there is none;
+/// every other byte of the text is kept. A text that holds the key more than once is refused: which
+/// of its values was sent before cannot be known.
+pub fn with_external_id(text: &str, id: &str) -> Result<String, String> {
+    let (opening, members) = top_level_members(text)?;
+    let value = serde_json::to_string(id).map_err(|e| e.to_string())?;
+    let held: Vec<&Range<usize>> = members
+        .iter()
+        .filter(|(key, _)| key == EXTERNAL_ORDER_ID)
+        .map(|(_, value)| value)
+        .collect();
+    match held.as_slice() {
+        [] => {
+            let separator = if members.is_empty() { "" } else { "," };
+            Ok(format!(
+                "{}\n  \"{EXTERNAL_ORDER_ID}\": {value}{separator}{}",
+                &text[..opening],
+                &text[opening..]
+            ))
+        }
+        [held] => Ok(format!(
+            "{}{value}{}",
+            &text[..held.start],
+            &text[held.end..]
+        )),
+        several => Err(format!(
+            "it holds {EXTERNAL_ORDER_ID} {} times ({}), and an earlier run may have sent one of them: keep the one that was meant and remove the others",
+            several.len(),
+            several
+                .iter()
+                .map(|range| &text[(*range).clone()])
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// How many members of the JSON object in `text` have the key `externalOrderId`.
+pub fn external_id_keys(text: &str) -> Result<usize, String> {
+    let (_, members) = top_level_members(text)?;
+    Ok(members
+        .iter()
+        .filter(|(key, _)| key == EXTERNAL_ORDER_ID)
+        .count())
+}
+
+/// A member of a JSON object: its key, and where its value is in the text.
+type Member = (String, Range<usize>);
+
+/// The members of the JSON object `text` holds (each key and where its value is in the text), and
+/// where its first member starts (just after the `{`).
+fn top_level_members(text: &str) -> Result<(usize, Vec<Member>), String> {
+    let not_an_object = || "the file is not a JSON object".to_owned();
+    let mut at = skip_whitespace(text, 0);
+    if text.as_bytes().get(at) != Some(&b'{') {
+        return Err(not_an_object());
+    }
+    let opening = at + 1;
+    at = skip_whitespace(text, opening);
+    let mut members = Vec::new();
+    if text.as_bytes().get(at) == Some(&b'}') {
+        return Ok((opening, members));
+    }
+    loop {
+        let (key, after_key) = json_value::<String>(text, at)?;
+        at = skip_whitespace(text, after_key);
+        if text.as_bytes().get(at) != Some(&b':') {
+            return Err(not_an_object());
+        }
+        let start = skip_whitespace(text, at + 1);
+        let (IgnoredAny, end) = json_value::<IgnoredAny>(text, start)?;
+        members.push((key, start..end));
+        at = skip_whitespace(text, end);
+        match text.as_bytes().get(at) {
+            Some(b',') => at = skip_whitespace(text, at + 1),
+            Some(b'}') => return Ok((opening, members)),
+            _ => return Err(not_an_object()),
+        }
+    }
+}
+
+/// The JSON value that starts at byte `at` of `text`, and the byte just after it.
+fn json_value<T: DeserializeOwned>(text: &str, at: usize) -> Result<(T, usize), String> {
+    let rest = text.get(at..).unwrap_or_default();
+    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
+    match values.next() {
+        Some(Ok(value)) => Ok((value, at + values.byte_offset())),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("the file ends too early".to_owned()),
+    }
+}
+
+/// The first byte at or after `at` that is not JSON whitespace.
+fn skip_whitespace(text: &str, mut at: usize) -> usize {
+    while text
+        .as_bytes()
+        .get(at)
+        .is_some_and(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        at += 1;
+    }
+    at
 }
 
 /// `lineItems[0].quantity` as the service writes it: `lineItems.0.quantity`.
@@ -121,5 +236,48 @@ mod tests {
         );
         check("{", "usage: ");
         check("[1]", "usage: ");
+    }
+
+    #[test]
+    fn the_external_id_replaces_the_value_and_keeps_the_rest_of_the_text() {
+        let cases = [
+            (
+                r#"{"externalOrderId": null, "a": 1}"#,
+                r#"{"externalOrderId": "X", "a": 1}"#,
+            ),
+            (
+                r#"{"a":1,"externalOrderId":42}"#,
+                r#"{"a":1,"externalOrderId":"X"}"#,
+            ),
+            (
+                "{ \"a\": [1, {\"externalOrderId\": 1}],\n\t\"externalOrderId\" :\n\"old\\\"\" }",
+                "{ \"a\": [1, {\"externalOrderId\": 1}],\n\t\"externalOrderId\" :\n\"X\" }",
+            ),
+            (
+                "{\"a\": 1.50e3}",
+                "{\n  \"externalOrderId\": \"X\",\"a\": 1.50e3}",
+            ),
+            (" { } ", " {\n  \"externalOrderId\": \"X\" } "),
+            (
+                "{\"extern\\u0061lOrderId\": null}",
+                "{\"extern\\u0061lOrderId\": \"X\"}",
+            ),
+        ];
+        for (text, expected) in cases {
+            let written = with_external_id(text, "X").unwrap();
+            assert_eq!(written, expected, "{text}");
+            assert_eq!(external_id_keys(&written), Ok(1), "{written}");
+            let value: serde_json::Value = serde_json::from_str(&written).unwrap();
+            assert_eq!(value["externalOrderId"], "X");
+        }
+        let twice = with_external_id(r#"{"externalOrderId":"A","externalOrderId":null}"#, "X");
+        assert!(
+            twice
+                .unwrap_err()
+                .starts_with(r#"it holds externalOrderId 2 times ("A", null)"#)
+        );
+        for text in ["[1]", "", "{\"a\" 1}", "{\"a\": 1", "{\"a\": 1,}", "\"s\""] {
+            assert!(with_external_id(text, "X").is_err(), "{text}");
+        }
     }
 }

@@ -1,13 +1,17 @@
 //! `orders create|submit|list|get|find|watch`.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
-use store_api::{Client, IdentifiedOrder, OrderQuery, Submitted, new_external_order_id};
+use store_api::{
+    AttemptResult, Client, IdentifiedOrder, NewOrder, OrderQuery, Submitted, new_external_order_id,
+};
+use store_api_fixtures::durable::replace_file;
 
 use super::listing::{Listed, Paged as _, every_page};
-use super::order_file::read_order;
+use super::order_file::{external_id_keys, parse_order, read_order, with_external_id};
 use super::watch;
 use crate::cli::{OrdersCommand, OrdersListArgs};
 use crate::error::CliError;
@@ -82,6 +86,8 @@ struct SubmitResult<'a> {
     outcome: &'static str,
     external_order_id: &'a str,
     attempts: usize,
+    /// True when this run created the order, or one of its attempts may have (its answer was lost).
+    may_have_been_created_by_this_run: bool,
     order: &'a Order,
 }
 
@@ -110,15 +116,11 @@ async fn submit(
             let id = new_external_order_id();
             // Into the file before sending: a rerun of the same command (after a timeout, a crash)
             // then sends the same id and cannot bill a second order.
-            record_external_id(file, &id)?;
+            order = record_external_id(file, &order, &id)?;
             eprintln!(
                 "generated externalOrderId {id} and wrote it into {} ({} had none): rerunning this command is safe",
                 file.display(),
                 file.display()
-            );
-            order.external_order_id = Some(
-                id.parse()
-                    .map_err(|e| CliError::Usage(format!("generated id: {e}")))?,
             );
             id
         }
@@ -127,27 +129,44 @@ async fn submit(
     let order = IdentifiedOrder::try_from(order).map_err(|e| CliError::Api(e.into()))?;
     let submission = client.orders().submit(&order).await?;
     let attempts = submission.attempts.len();
-    let (outcome, headline) = match &submission.submitted {
-        Submitted::AlreadyExisted(existing) => (
+    let this_run = submission
+        .attempts
+        .iter()
+        .find(|attempt| may_have_been_processed(&attempt.result));
+    let (outcome, headline, by_this_run) = match (&submission.submitted, this_run) {
+        (Submitted::AlreadyExisted(existing), Some(attempt)) => (
+            "alreadyExisted",
+            format!(
+                "order {} holds externalOrderId {external_id}, and this run may have placed it: its attempt {} {}; it is one order for this id, billed once",
+                existing.id,
+                attempt.number,
+                what_it_got(&attempt.result)
+            ),
+            true,
+        ),
+        (Submitted::AlreadyExisted(existing), None) => (
             "alreadyExisted",
             format!(
                 "order {} already existed for externalOrderId {external_id} (409): nothing new was billed",
                 existing.id
             ),
+            false,
         ),
-        other => (
+        (other, _) => (
             "created",
             format!(
                 "created order {} ({}) for externalOrderId {external_id} in {attempts} attempt(s)",
                 other.order().id,
                 other.order().name.as_deref().unwrap_or("-")
             ),
+            true,
         ),
     };
     out.json(&SubmitResult {
         outcome,
         external_order_id: &external_id,
         attempts,
+        may_have_been_created_by_this_run: by_this_run,
         order: submission.order(),
     })?;
     out.line(headline);
@@ -157,9 +176,40 @@ async fn submit(
     Ok(())
 }
 
-/// Writes `"externalOrderId": id` into the JSON object in `file`, leaving the rest of the text as it
-/// is, through a temporary file and a rename so a crash leaves either the old file or the new one.
-fn record_external_id(file: &Path, id: &str) -> Result<(), CliError> {
+/// Whether an attempt that got `result` may have created the order. Only an attempt never sent and the
+/// answers that say nothing was processed are known not to have: the 409 (the id is taken), a 400, a
+/// 401 and a 429. Anything else (a timeout, a reset, a 5xx, a redirect, another status, an unreadable
+/// success, a result this command does not know) may have.
+fn may_have_been_processed(result: &AttemptResult) -> bool {
+    !matches!(
+        result,
+        AttemptResult::NotSent
+            | AttemptResult::AlreadyExists
+            | AttemptResult::Status(400 | 401 | 429)
+    )
+}
+
+/// What an attempt got, after "attempt N".
+fn what_it_got(result: &AttemptResult) -> String {
+    match result {
+        AttemptResult::Timeout => "timed out".to_owned(),
+        AttemptResult::Connection => "lost its connection before an answer came".to_owned(),
+        AttemptResult::Status(status) => format!("was answered {status}"),
+        AttemptResult::CreatedUnreadable => {
+            "was answered with a success whose body could not be read".to_owned()
+        }
+        AttemptResult::Redirected(status) => format!("was redirected ({status}, not followed)"),
+        other => format!("ended with {other:?}"),
+    }
+}
+
+/// Writes `"externalOrderId": id` into the JSON object in `file` (the key's value replaced, whatever
+/// it was, or the key added first; the rest of the text kept) and reads the file back: it must hold
+/// the key once, and the request it holds must be `order` under this id, which is what is returned and
+/// sent. The file is replaced durably (`store_api_fixtures::durable::replace_file`: a temporary file
+/// created exclusively beside it, synced, renamed, the folder synced), so once this returns a crash
+/// or a power cut cannot lose the id, and a rerun sends the same one.
+fn record_external_id(file: &Path, order: &NewOrder, id: &str) -> Result<NewOrder, CliError> {
     let failed = |e: &dyn std::fmt::Display| {
         CliError::Usage(format!(
             "cannot write the generated externalOrderId into {}: {e}; nothing was sent. Add an externalOrderId to the file or pass --external-id",
@@ -167,25 +217,18 @@ fn record_external_id(file: &Path, id: &str) -> Result<(), CliError> {
         ))
     };
     let text = std::fs::read_to_string(file).map_err(|e| failed(&e))?;
-    let Some(open) = text.find('{') else {
-        return Err(failed(&"the file is not a JSON object"));
-    };
-    let value = serde_json::to_string(id).map_err(|e| failed(&e))?;
-    let rest = &text[open + 1..];
-    let separator = if rest.trim_start().starts_with('}') {
-        ""
-    } else {
-        ","
-    };
-    let updated = format!(
-        "{}{{\n  \"externalOrderId\": {value}{separator}{rest}",
-        &text[..open]
-    );
-    // The file must still be the same request plus the id.
-    serde_json::from_str::<serde_json::Value>(&updated).map_err(|e| failed(&e))?;
-    let temporary = file.with_extension("json.tmp");
-    std::fs::write(&temporary, updated).map_err(|e| failed(&e))?;
-    std::fs::rename(&temporary, file).map_err(|e| failed(&e))
+    let updated = with_external_id(&text, id).map_err(|e| failed(&e))?;
+    replace_file(file, |written| written.write_all(updated.as_bytes())).map_err(|e| failed(&e))?;
+    let mut expected = order.clone();
+    expected.external_order_id = Some(id.parse().map_err(|e| failed(&e))?);
+    let written = std::fs::read_to_string(file).map_err(|e| failed(&e))?;
+    let read_back = parse_order(&written, file)?;
+    if read_back != expected || external_id_keys(&written) != Ok(1) {
+        return Err(failed(&format_args!(
+            "the file does not read back as this request under externalOrderId {id} (did another program change it?)"
+        )));
+    }
+    Ok(read_back)
 }
 
 async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), CliError> {
@@ -214,4 +257,34 @@ async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), 
     out.table(&render::order_list(&listed.items));
     out.line(listed.footer);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_answers_that_say_nothing_was_processed_rule_this_run_out() {
+        for result in [
+            AttemptResult::NotSent,
+            AttemptResult::AlreadyExists,
+            AttemptResult::Status(400),
+            AttemptResult::Status(401),
+            AttemptResult::Status(429),
+        ] {
+            assert!(!may_have_been_processed(&result), "{result:?}");
+        }
+        for result in [
+            AttemptResult::Created,
+            AttemptResult::CreatedUnreadable,
+            AttemptResult::Timeout,
+            AttemptResult::Connection,
+            AttemptResult::Redirected(307),
+            AttemptResult::Status(403),
+            AttemptResult::Status(408),
+            AttemptResult::Status(503),
+        ] {
+            assert!(may_have_been_processed(&result), "{result:?}");
+        }
+    }
 }

@@ -246,29 +246,6 @@ fn list_get_and_find() {
     );
 }
 
-// Issue 10: the same command run twice on a file without externalOrderId (a script retrying after a
-// timeout) bills one order: the generated id is written into the file before sending.
-#[test]
-fn a_rerun_on_a_file_without_an_external_id_bills_once() {
-    let env = Env::start();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("order.json");
-    std::fs::copy(data("order.json"), &file).unwrap();
-    let path = file.to_str().unwrap();
-    let first = env
-        .run(&["orders", "submit", "--file", path, "--json"])
-        .code(0);
-    let second = env
-        .run(&["orders", "submit", "--file", path, "--json"])
-        .code(0);
-    assert_eq!(env.emu.order_count(&env.store), 1, "{first:?} {second:?}");
-    assert_eq!(second.json()["outcome"], "alreadyExisted");
-    assert_eq!(second.json()["order"]["id"], first.json()["order"]["id"]);
-    let written: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(written["externalOrderId"], first.json()["externalOrderId"]);
-}
-
 // Issue 10: a reused externalOrderId with a different order is an error naming the difference, never
 // "nothing new was billed".
 #[test]
@@ -295,6 +272,10 @@ fn a_reused_external_id_with_another_order_is_an_error() {
     assert_eq!(run.code, 3, "{run:?}");
     assert!(!run.stdout.contains("nothing new was billed"), "{run:?}");
     assert!(run.stderr.contains("quantity"), "{run:?}");
+    // Issue 22, defect 6: the advice was "Use a new externalOrderId for a new order", which places and
+    // bills a second order. Now: which order holds the id, what differs, what a new id would do.
+    assert!(!run.stderr.contains("Use a new"), "{run:?}");
+    snap!("orders_submit_reused_id_human", run.stderr);
     assert_eq!(env.emu.order_count(&env.store), 1);
 }
 
@@ -337,4 +318,169 @@ fn an_order_can_come_from_standard_input_with_its_external_id() {
         assert_eq!(run.code, 0, "{run:?}");
     }
     assert_eq!(env.emu.order_count(&env.store), 1);
+}
+
+/// `tests/it/data/order.json` in a fresh folder, with its text changed by `edit`.
+fn order_file(edit: impl FnOnce(String) -> String) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("order.json");
+    std::fs::write(
+        &file,
+        edit(std::fs::read_to_string(data("order.json")).unwrap()),
+    )
+    .unwrap();
+    (dir, file)
+}
+
+/// How often `externalOrderId` is a key of the file's top-level object, and the value a JSON parser
+/// keeps (the last).
+fn external_ids_in(file: &std::path::Path) -> (usize, serde_json::Value) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    (
+        text.matches("\"externalOrderId\"").count(),
+        value["externalOrderId"].clone(),
+    )
+}
+
+// Issue 10: the same command run twice on a file without externalOrderId (a script retrying after a
+// timeout) bills one order: the generated id is written into the file before sending.
+// Issue 22, defect 4: with `"externalOrderId": null` the generated id was written in front of the
+// `null`, the file then held the key twice and still read `null`, and the next run generated another
+// id: two orders for one file. The key is now replaced, and the file read back before sending.
+#[test]
+fn a_rerun_on_a_file_without_an_external_id_bills_once() {
+    let env = Env::start();
+    let missing: fn(String) -> String = |text| text;
+    let null: fn(String) -> String =
+        |text| text.replacen('{', "{\n  \"externalOrderId\": null,", 1);
+    for (round, edit) in [missing, null].into_iter().enumerate() {
+        let (_dir, file) = order_file(edit);
+        let path = file.to_str().unwrap();
+        let first = env
+            .run(&["orders", "submit", "--file", path, "--json"])
+            .code(0);
+        let second = env
+            .run(&["orders", "submit", "--file", path, "--json"])
+            .code(0);
+        assert_eq!(
+            env.emu.order_count(&env.store),
+            round + 1,
+            "{first:?} {second:?}"
+        );
+        assert_eq!(second.json()["outcome"], "alreadyExisted");
+        assert_eq!(second.json()["order"]["id"], first.json()["order"]["id"]);
+        let generated = first.json()["externalOrderId"].clone();
+        assert_eq!(external_ids_in(&file), (1, generated.clone()));
+        // The rest of the text is as it was: only the id is new.
+        let expected = std::fs::read_to_string(data("order.json"))
+            .unwrap()
+            .replacen('{', &format!("{{\n  \"externalOrderId\": {generated},"), 1);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    }
+}
+
+// Issue 22, defect 4: the write-back used a fixed temporary name (`order.json.tmp`) and wrote through
+// whatever was there, a symbolic link included, before renaming it over the order file.
+#[cfg(unix)]
+#[test]
+fn a_link_at_the_temporary_name_is_not_followed() {
+    let env = Env::start();
+    let (dir, file) = order_file(|text| text);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim.txt");
+    std::fs::write(&victim, "not yours").unwrap();
+    let link = dir.path().join("order.json.tmp");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let run = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            file.to_str().unwrap(),
+            "--json",
+        ])
+        .code(0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "not yours");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+    assert_eq!(
+        external_ids_in(&file),
+        (1, run.json()["externalOrderId"].clone())
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file is left"
+    );
+}
+
+// Issue 22, defect 4: a file that already holds the key twice (as the old write-back left it, an id
+// in front of a `null`) may have been sent under the first: no new id is sent for it.
+#[test]
+fn a_file_holding_the_key_twice_is_refused() {
+    let env = Env::start();
+    let (_dir, file) = order_file(|text| {
+        text.replacen(
+            '{',
+            "{\n  \"externalOrderId\": \"sent-before\",\n  \"externalOrderId\": null,",
+            1,
+        )
+    });
+    let before = std::fs::read_to_string(&file).unwrap();
+    let run = env
+        .run(&["orders", "submit", "--file", file.to_str().unwrap()])
+        .code(2);
+    assert!(run.stderr.contains("externalOrderId 2 times"), "{run:?}");
+    assert!(run.stderr.contains("\"sent-before\""), "{run:?}");
+    assert!(run.stderr.contains("nothing was sent"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    assert_eq!(env.emu.order_count(&env.store), 0);
+}
+
+/// `orders submit` of `tests/it/data/order.json` under `external_id`, with `extra` arguments.
+fn submit_with_id(env: &Env, external_id: &str, extra: &[&str]) -> Run {
+    let file = data("order.json");
+    let mut args = vec![
+        "orders",
+        "submit",
+        "--file",
+        &file,
+        "--external-id",
+        external_id,
+    ];
+    args.extend_from_slice(extra);
+    env.run(&args)
+}
+
+// Issue 22, defect 6: when this run's first attempt created the order and its answer was lost, the
+// retry's 409 was reported as "nothing new was billed".
+#[test]
+fn an_order_this_run_may_have_created_is_not_reported_as_nothing_billed() {
+    use store_api_fixtures::{Fault, FaultKind};
+    let env = Env::start();
+    let lost_answer = || {
+        env.emu
+            .inject_fault(
+                Fault::new(FaultKind::DropAfterCommit)
+                    .operation("create_order")
+                    .store(&env.store),
+            )
+            .unwrap();
+    };
+    lost_answer();
+    let human = submit_with_id(&env, "lost-1", &[]).code(0);
+    assert!(
+        !human.stdout.contains("nothing new was billed"),
+        "{human:?}"
+    );
+    snap!("orders_submit_lost_answer_human", human.stdout);
+    lost_answer();
+    let json = submit_with_id(&env, "lost-2", &["--json"]).code(0);
+    assert_eq!(json.json()["outcome"], "alreadyExisted");
+    assert_eq!(json.json()["mayHaveBeenCreatedByThisRun"], true);
+    assert_eq!(env.emu.order_count(&env.store), 2, "one order per id");
+    // Found at once by a later run: that run placed nothing.
+    let again = submit_with_id(&env, "lost-2", &["--json"]).code(0);
+    assert_eq!(again.json()["mayHaveBeenCreatedByThisRun"], false);
 }

@@ -81,41 +81,31 @@ pub(crate) fn store_id(
         .unwrap_or_default())
 }
 
-/// What the request log records of a request, taken before the request is handed on.
-struct Seen {
-    at: DateTime<Utc>,
-    method: Method,
-    path: String,
-    operation_id: Option<&'static str>,
-}
+/// What the request log records of a request, taken before the request is handed on (its status is
+/// filled in from the answer).
+struct Seen(RequestRecord);
 
 impl Seen {
     fn of(request: &Request, operation: &Operation, at: DateTime<Utc>) -> Seen {
-        let method = request.method().clone();
-        let operation_id = Some(operation.id);
         let path = request
             .extensions()
             .get::<OriginalUri>()
-            .map_or_else(|| request.uri().path(), |uri| uri.path())
-            .to_owned();
-        Seen {
+            .map_or_else(|| request.uri().path(), |uri| uri.path());
+        Seen(RequestRecord::new(
             at,
-            method,
+            request.method().as_str(),
             path,
-            operation_id,
-        }
+            Some(operation.id),
+            0,
+        ))
     }
 
     fn log(self, shared: &Shared, store_id: &str, response: &Response) {
-        let record = RequestRecord {
-            at: self.at,
-            method: self.method.to_string(),
-            path: self.path,
-            operation_id: self.operation_id.map(str::to_owned),
-            status: response.status().as_u16(),
-        };
+        let Seen(mut record) = self;
+        record.status = response.status().as_u16();
         // The request's arrival is recent enough to prune the log by.
-        shared.requests.record(store_id, record, self.at);
+        let at = record.at;
+        shared.requests.record(store_id, record, at);
     }
 }
 
@@ -141,13 +131,8 @@ pub(crate) async fn unserved(
             retry_after_secs, ..
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
-    let seen = Seen {
-        at: shared.clock.now(),
-        method,
-        path: uri.path().to_owned(),
-        operation_id: None,
-    };
-    seen.log(&shared, &store_id, &response);
+    let seen = RequestRecord::new(shared.clock.now(), method.as_str(), uri.path(), None, 0);
+    Seen(seen).log(&shared, &store_id, &response);
     with_headers(response, decision)
 }
 

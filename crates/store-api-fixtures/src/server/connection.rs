@@ -20,6 +20,8 @@ use tower_service::Service;
 pub(crate) struct ConnectionAbort {
     notify: Notify,
     reset: AtomicBool,
+    /// Holds a permit once an answer on this connection may never end by itself.
+    unending: Notify,
 }
 
 impl ConnectionAbort {
@@ -33,10 +35,17 @@ impl ConnectionAbort {
         self.reset.store(true, Ordering::SeqCst);
         self.notify.notify_one();
     }
+
+    /// Says that the answer being sent may never end by itself (an endless or a trickling body): when
+    /// the server stops, the connection is closed instead of waited for.
+    pub fn unending(&self) {
+        self.unending.notify_one();
+    }
 }
 
 /// Serves `app` on `listener` until `stop` fires, then lets every connection finish its request in
-/// flight (idle keep-alive connections close at once).
+/// flight (idle keep-alive connections close at once; one sending an answer marked
+/// [`ConnectionAbort::unending`] is closed).
 pub(crate) async fn serve(listener: TcpListener, app: Router, stop: impl Future<Output = ()>) {
     let (shutdown, shutting_down) = watch::channel(false);
     let mut connections = JoinSet::new();
@@ -89,7 +98,11 @@ async fn serve_connection(
             let _ = shutting_down.wait_for(|stop| *stop).await;
         } => {
             connection.as_mut().graceful_shutdown();
-            let _ = connection.await;
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                // Dropped on return, which closes it.
+                () = abort.unending.notified() => {}
+            }
             return;
         }
     }

@@ -12,7 +12,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use store_api_raw::types;
 
-use super::access::control_allowed;
+use super::access::{control_allowed, json_body};
 use super::body;
 use crate::artwork::FakeResource;
 use crate::control;
@@ -23,15 +23,19 @@ use crate::state::Shared;
 
 type Params = Path<HashMap<String, String>>;
 
-/// Lets a control request through only when its `Host` is loopback (unless remote access was allowed):
-/// the control endpoints hand out every store's key, and a web page can reach a loopback port through
-/// DNS rebinding, but its requests then carry the page's public host name.
-pub(super) async fn loopback_only(
+/// Lets a control request through only when its `Host` is loopback (unless remote access was allowed)
+/// and no other site's web page sent it, and only with a JSON body if any: the control endpoints hand
+/// out every store's key; a web page can reach a loopback port through DNS rebinding (its requests
+/// then carry the page's public host name) or as a "simple" cross-origin request (its `Origin`, a
+/// `text/plain` or form body).
+pub(super) async fn admit(
     State(allow_remote): State<bool>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    match control_allowed(allow_remote, &request, "The control endpoints answer") {
+    let admitted = control_allowed(allow_remote, &request, "The control endpoints answer")
+        .and_then(|()| json_body(&request));
+    match admitted {
         Ok(()) => next.run(request).await,
         Err(refusal) => refusal.into_response(),
     }

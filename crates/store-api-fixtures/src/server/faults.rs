@@ -2,6 +2,7 @@
 //! authentication (see [`super::gate`]), so a fault needs no key and never touches the store's
 //! rate-limit bucket. A request's own fault header comes first, then the queue.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use store_api_raw::types;
 use super::access::control_allowed;
 use super::connection::ConnectionAbort;
 use crate::error::ApiError;
-use crate::faults::{FAULT_HEADER, Fault, FaultKind};
+use crate::faults::{FAULT_HEADER, Fault, FaultKind, REDIRECT_HOST};
 use crate::state::Shared;
 
 /// Answers with the fault the request carries or the queue holds for `operation` on `store_id`, if any;
@@ -66,21 +67,118 @@ where
         }
         FaultKind::ForeignConflict => {
             drop(inner(request).await);
-            (
-                StatusCode::CONFLICT,
-                [(header::CONTENT_TYPE, "text/html")],
-                FOREIGN_CONFLICT_PAGE,
-            )
-                .into_response()
+            foreign_page(409, &[])
         }
         FaultKind::TruncatedBody => cut_body(inner(request).await, abort, false).await,
         FaultKind::ResetMidBody => cut_body(inner(request).await, abort, true).await,
         FaultKind::EmptyPage => empty_page(inner(request).await).await,
+        FaultKind::Redirect { status, location } => {
+            let location = location.unwrap_or_else(|| elsewhere(shared, &request));
+            foreign_page(status, &[(header::LOCATION, location)])
+        }
+        FaultKind::ForeignPage { status } => foreign_page(status, &[]),
+        FaultKind::EndlessBody => {
+            drop(inner(request).await);
+            endless_body(abort)
+        }
+        FaultKind::SlowBody { interval, bytes } => {
+            slow_body(inner(request).await, abort, interval, bytes).await
+        }
     }
 }
 
-/// The page a proxy in front of the service sends with [`FaultKind::ForeignConflict`].
-const FOREIGN_CONFLICT_PAGE: &str = "<html><body><h1>409 Conflict</h1><p>edge proxy (a fault injected in the emulator)</p></body></html>";
+/// An intermediary's own HTML page with `status` (and `headers`, such as a redirect's `Location`), not
+/// the service's envelope.
+fn foreign_page(status: u16, headers: &[(header::HeaderName, String)]) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let who = match status.as_u16() {
+        300..=399 => "load balancer",
+        403 => "request blocked by the web application firewall",
+        404 => "no such route on the gateway (a deploy in progress?)",
+        408 => "the gateway timed out waiting for the request",
+        413 => "request entity larger than the gateway allows",
+        500..=599 => "the gateway could not reach the service",
+        _ => "edge proxy",
+    };
+    let page = format!(
+        "<html><body><h1>{} {}</h1><p>{who} (a fault injected in the emulator)</p></body></html>",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("Error")
+    );
+    let mut response = (status, [(header::CONTENT_TYPE, "text/html")], page).into_response();
+    for (name, value) in headers {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+/// The request's own path and query at [`REDIRECT_HOST`], on the emulator's port: another host, for a
+/// redirect that names none.
+fn elsewhere(shared: &Shared, request: &Request) -> String {
+    let port = url::Url::parse(&shared.origin)
+        .ok()
+        .and_then(|origin| origin.port())
+        .map(|port| format!(":{port}"))
+        .unwrap_or_default();
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |target| target.as_str());
+    format!("http://{REDIRECT_HOST}{port}{target}")
+}
+
+/// A `200` whose JSON body opens a list and never closes it, nor ends.
+fn endless_body(abort: Option<Arc<ConnectionAbort>>) -> Response {
+    let Some(abort) = abort else {
+        // Answered in process (`Emulator::answer`), which reads the whole body: it would never return.
+        return injected_status(503);
+    };
+    abort.unending();
+    let item: &[u8] = b"{\"id\":\"ord_0000000000000000\"},";
+    let chunk = Bytes::from(item.repeat(64 * 1024 / item.len()));
+    let opening = futures::stream::once(async { Ok(Bytes::from_static(b"{\"items\":[")) });
+    let body = opening.chain(futures::stream::repeat(Ok::<_, Infallible>(chunk)));
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// The answer's status and headers (its full `Content-Length`) at once, then its body `bytes` at a time,
+/// `interval` apart.
+async fn slow_body(
+    response: Response,
+    abort: Option<Arc<ConnectionAbort>>,
+    interval: Duration,
+    bytes: usize,
+) -> Response {
+    if let Some(abort) = abort {
+        abort.unending();
+    }
+    let (mut parts, body) = response.into_parts();
+    let whole = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(whole.len()));
+    let pieces = futures::stream::unfold(0, move |sent| {
+        let whole = whole.clone();
+        async move {
+            if sent >= whole.len() {
+                return None;
+            }
+            tokio::time::sleep(interval).await;
+            let end = whole.len().min(sent + bytes.max(1));
+            Some((Ok::<_, Infallible>(whole.slice(sent..end)), end))
+        }
+    });
+    Response::from_parts(parts, Body::from_stream(pieces))
+}
 
 /// The fault a request's [`FAULT_HEADER`] names, if it has one and may use it.
 fn header_fault(shared: &Shared, request: &Request) -> Result<Option<FaultKind>, ApiError> {

@@ -69,10 +69,8 @@ fn routes(allow_remote: bool) -> Router<Arc<Shared>> {
         )
         .nest(
             "/_emulator",
-            control::router().route_layer(middleware::from_fn_with_state(
-                allow_remote,
-                control::loopback_only,
-            )),
+            control::router()
+                .route_layer(middleware::from_fn_with_state(allow_remote, control::admit)),
         )
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)

@@ -224,38 +224,16 @@ impl State {
         Ok(state)
     }
 
-    /// Writes the state atomically and durably: encoded straight into a temporary file in the same
-    /// folder (no second copy in memory), synced, renamed over the old file, and the folder synced, so
-    /// neither a crash nor a power cut leaves a half-written or missing file behind.
+    /// Writes the state atomically and durably ([`crate::durable::replace_file`]), encoded straight
+    /// into the temporary file (no second copy in memory).
     pub fn save(&self, path: &Path) -> Result<(), String> {
         use std::io::Write as _;
-        let mut temp = path.as_os_str().to_owned();
-        temp.push(format!(".tmp-{}", std::process::id()));
-        let temp = std::path::PathBuf::from(temp);
-        let written = (|| {
-            let file = std::fs::File::create(&temp)?;
+        crate::durable::replace_file(path, |file| {
             let mut writer = std::io::BufWriter::new(file);
             serde_json::to_writer(&mut writer, self)?;
-            writer.flush()?;
-            writer.get_ref().sync_all()
-        })();
-        written.map_err(|e: std::io::Error| format!("cannot write {}: {e}", temp.display()))?;
-        std::fs::rename(&temp, path)
-            .map_err(|e| format!("cannot rename onto {}: {e}", path.display()))?;
-        sync_folder(path);
-        Ok(())
-    }
-}
-
-/// Syncs the folder holding `path`, so the rename itself survives a power cut (best effort: some
-/// platforms and file systems cannot open or sync a folder).
-fn sync_folder(path: &Path) {
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    if let Ok(folder) = std::fs::File::open(folder) {
-        let _ = folder.sync_all();
+            writer.flush()
+        })
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 }
 

@@ -142,3 +142,106 @@ async fn unauthenticated_floods_get_401_not_429_and_do_not_drain_the_bucket() {
     answer.ok(200);
     assert_eq!(answer.header("x-ratelimit-remaining"), Some("9"));
 }
+
+/// What the store's request log keeps, in bytes of its text fields.
+fn kept_bytes(records: &[store_api_fixtures::RequestRecord]) -> usize {
+    records
+        .iter()
+        .map(|r| r.method.len() + r.path.len() + r.operation_id.as_ref().map_or(0, String::len))
+        .sum()
+}
+
+// Issue 22, defect 7: every 401 for a known store wrote its whole path into the store's request log
+// (10,000 entries): 10,000 requests with the longest path hyper accepts (64 KiB; a longer URI is its
+// 414 before any route) kept 640 MB. One entry now keeps at most LOG_PATH_BYTES of the path, with a
+// marker saying how long it was.
+#[tokio::test]
+async fn unauthenticated_requests_with_huge_paths_keep_the_log_bounded() {
+    use store_api_fixtures::{LOG_CAP, LOG_PATH_BYTES};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let (emu, api) = start().await;
+    let addr = emu.addr();
+    let raw = |path: &str| {
+        format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: csk_wrong\r\n\r\n")
+            .into_bytes()
+    };
+    let path_of = |length: usize| {
+        let prefix = format!("/store-api/2026-08/stores/{ALPHA}/orders/");
+        format!("{prefix}{}", "x".repeat(length - prefix.len()))
+    };
+    // Raw HTTP/1.1 on a kept-alive connection: the request's bytes are built once. The answer (a 401,
+    // or hyper's 414) is one short read.
+    async fn exchange(stream: &mut tokio::net::TcpStream, request: &[u8]) -> String {
+        stream.write_all(request).await.unwrap();
+        let mut answer = vec![0; 4096];
+        let read = stream.read(&mut answer).await.unwrap();
+        String::from_utf8_lossy(&answer[..read]).into_owned()
+    }
+    // A 400 KB path never reaches the emulator: hyper refuses a URI over 64 KiB.
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let answer = exchange(&mut stream, &raw(&path_of(400_000))).await;
+    assert!(answer.starts_with("HTTP/1.1 414"), "{answer}");
+    assert!(emu.requests(ALPHA).unwrap().is_empty());
+
+    let path = path_of(65_000);
+    let request = raw(&path);
+    // Per entry: the kept part of the path, its marker, the method and the operation id.
+    let entry_bound = LOG_PATH_BYTES + 64;
+    let mut sent = 0;
+    // Checked early (ten entries) and then every thousand requests or two, so that code without the
+    // bound fails before it holds much.
+    for batch in [10, 990, 1_000, 2_000, 2_000, 2_000, 2_000] {
+        let senders: Vec<_> = (0..2)
+            .map(|_| {
+                let request = request.clone();
+                tokio::spawn(async move {
+                    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+                    for _ in 0..batch / 2 {
+                        let answer = exchange(&mut stream, &request).await;
+                        assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+                    }
+                })
+            })
+            .collect();
+        for sender in senders {
+            sender.await.unwrap();
+        }
+        sent += batch;
+        let records = emu.requests(ALPHA).unwrap();
+        assert_eq!(records.len(), sent.min(LOG_CAP));
+        for record in &records {
+            assert_eq!(record.status, 401);
+            assert!(
+                record.path.len() <= LOG_PATH_BYTES + 48,
+                "{}",
+                record.path.len()
+            );
+            assert!(record.path.starts_with(&path[..LOG_PATH_BYTES]));
+            assert!(
+                record
+                    .path
+                    .ends_with(&format!("({} bytes in all)", path.len())),
+                "{}",
+                &record.path[LOG_PATH_BYTES.min(record.path.len())..]
+            );
+        }
+        let kept = kept_bytes(&records);
+        assert!(
+            kept <= records.len() * entry_bound,
+            "{kept} bytes kept for {sent} requests"
+        );
+    }
+    assert_eq!(sent, LOG_CAP);
+    let kept = kept_bytes(&emu.requests(ALPHA).unwrap());
+    println!(
+        "{sent} requests with {} byte paths: {kept} bytes kept in the log (whole paths: {} bytes)",
+        path.len(),
+        sent * path.len()
+    );
+    assert!(kept <= LOG_CAP * entry_bound);
+    // The log still answers over HTTP.
+    api.control(Method::GET, &format!("/stores/{ALPHA}/requests"), None)
+        .await
+        .ok(200);
+}

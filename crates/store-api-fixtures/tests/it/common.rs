@@ -284,6 +284,18 @@ impl Api {
             .await
     }
 
+    /// `GET /status` of alpha with its key and these headers.
+    pub async fn status_with(&self, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self
+            .http
+            .get(self.url(ALPHA, "/status"))
+            .header("X-API-Key", ALPHA_KEY);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap()
+    }
+
     /// A control endpoint under `/_emulator`.
     pub async fn control(&self, method: Method, path: &str, body: Option<&Value>) -> Answer {
         self.send(

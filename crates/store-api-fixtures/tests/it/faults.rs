@@ -267,14 +267,241 @@ async fn a_fault_header_faults_that_request_alone() {
     }
 
     // From a non-loopback Host (DNS rebinding) the header is refused, like the control endpoints.
+    let reset = FaultKind::Reset.header_value();
     let answer = api
-        .http
+        .status_with(&[("Host", "evil.example:80"), (FAULT_HEADER, &reset)])
+        .await;
+    assert_eq!(answer.status(), 403);
+}
+
+/// A client that never follows a redirect: the emulator's answer itself is what is checked.
+fn not_following() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_redirect_points_at_another_host_and_processes_nothing() {
+    let (emu, api) = start().await;
+    let http = not_following();
+    let port = emu.addr().port();
+    let target = format!("/store-api/2026-08/stores/{ALPHA}/orders?source=test");
+    for (round, status) in store_api_fixtures::faults::REDIRECT_STATUSES
+        .into_iter()
+        .enumerate()
+    {
+        let fault = FaultKind::Redirect {
+            status,
+            location: None,
+        };
+        let mut request = http
+            .post(format!("{}{target}", api.origin))
+            .header("X-API-Key", ALPHA_KEY)
+            .json(&simple_order(Some("f-redirect")));
+        // Every other one by header, the rest queued in process.
+        if round % 2 == 0 {
+            request = request.header(FAULT_HEADER, fault.header_value());
+        } else {
+            emu.inject_fault(Fault::new(fault).operation("create_order"))
+                .unwrap();
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        assert_eq!(
+            response.headers()["location"],
+            format!("http://127.0.0.2:{port}{target}").as_str(),
+            "the same request at another host"
+        );
+        assert_eq!(response.headers()["content-type"], "text/html");
+        assert!(response.text().await.unwrap().starts_with("<html>"));
+    }
+    assert_eq!(emu.order_count(ALPHA), 0, "nothing was processed");
+
+    inject(
+        &api,
+        json!({ "kind": "redirect", "status": 308, "location": "https://elsewhere.example/x" }),
+    )
+    .await;
+    let response = http
         .get(format!("{}/stores/{ALPHA}/status", api.base))
-        .header("X-API-Key", ALPHA_KEY)
-        .header("Host", "evil.example:80")
-        .header(FAULT_HEADER, FaultKind::Reset.header_value())
         .send()
         .await
         .unwrap();
-    assert_eq!(answer.status(), 403);
+    assert_eq!(response.status(), 308);
+    assert_eq!(
+        response.headers()["location"],
+        "https://elsewhere.example/x"
+    );
+
+    api.control(
+        Method::POST,
+        "/faults",
+        Some(&json!({ "kind": "redirect", "status": 304, "location": "/relative" })),
+    )
+    .await
+    .error(
+        400,
+        Msg::List(&[
+            "status must be one of 301, 302, 303, 307 and 308 for a redirect, not 304",
+            "location must be an absolute http or https URL, not \"/relative\"",
+        ]),
+    );
+}
+
+#[tokio::test]
+async fn a_foreign_page_is_an_intermediarys_html_and_processes_nothing() {
+    let (emu, api) = start().await;
+    for status in [403, 404, 408, 413, 502] {
+        let fault = FaultKind::ForeignPage { status };
+        let response = api
+            .http
+            .post(format!("{}/stores/{ALPHA}/orders", api.base))
+            .header("X-API-Key", ALPHA_KEY)
+            .header(FAULT_HEADER, fault.header_value())
+            .json(&simple_order(Some("f-page")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        assert_eq!(response.headers()["content-type"], "text/html");
+        let page = response.text().await.unwrap();
+        assert!(
+            page.starts_with(&format!("<html><body><h1>{status} ")),
+            "{page}"
+        );
+        assert!(
+            serde_json::from_str::<Value>(&page).is_err(),
+            "not the envelope"
+        );
+    }
+    assert_eq!(emu.order_count(ALPHA), 0, "nothing was processed");
+    inject(
+        &api,
+        json!({ "kind": "foreign_page", "status": 403, "operation": "create_order" }),
+    )
+    .await;
+    assert_eq!(post_order(&api, "f-page").await.unwrap().status(), 403);
+    assert_eq!(emu.order_count(ALPHA), 0);
+    assert_eq!(post_order(&api, "f-page").await.unwrap().status(), 201);
+    api.control(
+        Method::POST,
+        "/faults",
+        Some(&json!({ "kind": "foreign_page", "status": 302 })),
+    )
+    .await
+    .error(
+        400,
+        Msg::List(&["status must be between 400 and 599, not 302"]),
+    );
+}
+
+#[tokio::test]
+async fn an_endless_body_processes_the_request_and_never_ends() {
+    let (emu, api) = start().await;
+    inject(
+        &api,
+        json!({ "kind": "endless_body", "operation": "create_order" }),
+    )
+    .await;
+    let mut response = post_order(&api, "f-endless").await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert!(response.headers().get("content-length").is_none());
+    let mut received = Vec::new();
+    // Far more than any answer of the service; it keeps coming.
+    while received.len() < 8 << 20 {
+        let chunk = response
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the body never ends");
+        received.extend_from_slice(&chunk);
+    }
+    assert!(received.starts_with(b"{\"items\":[{\"id\":"));
+    assert!(serde_json::from_slice::<Value>(&received).is_err());
+    drop(response);
+    assert_eq!(
+        emu.order_count(ALPHA),
+        1,
+        "processed before the endless answer"
+    );
+    assert_eq!(post_order(&api, "f-endless").await.unwrap().status(), 409);
+}
+
+#[tokio::test]
+async fn a_slow_body_sends_the_headers_then_trickles_the_whole_answer() {
+    let (emu, api) = start().await;
+    let created = api.create_order(ALPHA, &simple_order(Some("f-slow"))).await;
+    let id = created["id"].as_str().unwrap();
+    let client = emu.client(ALPHA).unwrap();
+    let whole = client.orders().get(id).await.unwrap();
+
+    // The real client reads the trickled answer whole: the same order.
+    let interval = Duration::from_millis(20);
+    emu.inject_fault(
+        Fault::new(FaultKind::SlowBody {
+            interval,
+            bytes: 256,
+        })
+        .operation("get_order"),
+    )
+    .unwrap();
+    let started = Instant::now();
+    assert_eq!(client.orders().get(id).await.unwrap(), whole);
+    let pieces = serde_json::to_vec(&created).unwrap().len() / 256;
+    assert!(started.elapsed() >= interval * u32::try_from(pieces).unwrap());
+
+    // The status and the headers, with the whole length, come first; the body a second later.
+    let slow = FaultKind::SlowBody {
+        interval: Duration::from_secs(1),
+        bytes: 16,
+    };
+    assert_eq!(
+        slow.header_value(),
+        r#"{"kind":"slow_body","ms":1000,"bytes":16}"#
+    );
+    let mut response = api
+        .http
+        .get(format!("{}/stores/{ALPHA}/orders/{id}", api.base))
+        .header("X-API-Key", ALPHA_KEY)
+        .header(FAULT_HEADER, slow.header_value())
+        .send()
+        .await
+        .unwrap();
+    let headers_at = Instant::now();
+    assert_eq!(response.status(), 200);
+    let length: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(length > 100, "the whole order's length is announced");
+    let first = response.chunk().await.unwrap().unwrap();
+    assert_eq!(first.len(), 16);
+    assert!(headers_at.elapsed() >= Duration::from_millis(900));
+}
+
+#[tokio::test]
+async fn an_unending_answer_does_not_hold_up_shutdown() {
+    for kind in [
+        FaultKind::EndlessBody,
+        FaultKind::SlowBody {
+            interval: Duration::from_secs(60),
+            bytes: 1,
+        },
+    ] {
+        let (emu, api) = start().await;
+        emu.inject_fault(Fault::new(kind.clone()).operation("get_status"))
+            .unwrap();
+        let response = api.status_with(&[]).await;
+        assert_eq!(response.status(), 200, "{kind:?}");
+        // The answer is still being sent (and held here, unread) when the emulator stops.
+        tokio::time::timeout(Duration::from_secs(10), emu.shutdown())
+            .await
+            .unwrap_or_else(|_| panic!("{kind:?}: shutdown waited for the answer"));
+        drop(response);
+    }
 }

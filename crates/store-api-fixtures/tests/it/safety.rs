@@ -40,14 +40,7 @@ async fn control_endpoints_refuse_a_host_that_is_not_loopback() {
         assert_eq!(stores_with_host(&api, &host).await.status(), 200, "{host}");
     }
     // The Store API itself is guarded by its keys, not by the host.
-    let status = api
-        .http
-        .get(format!("{}/stores/{ALPHA}/status", api.base))
-        .header("host", "rebound.example")
-        .header("X-API-Key", ALPHA_KEY)
-        .send()
-        .await
-        .unwrap();
+    let status = api.status_with(&[("host", "rebound.example")]).await;
     assert_eq!(status.status(), 200);
 }
 
@@ -282,4 +275,182 @@ async fn writes_survive_kill_9_after_the_save_interval() {
         [std::ffi::OsString::from("state.json")],
         "no temp files"
     );
+}
+
+/// A control request as a browser would send it: `method` to `path` with these extra headers and an
+/// optional body with its `Content-Type`.
+async fn control_as(
+    api: &Api,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<(&str, &str)>,
+) -> reqwest::Response {
+    let mut request = api
+        .http
+        .request(method, format!("{}/_emulator{path}", api.origin));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some((content_type, body)) = body {
+        request = request
+            .header("content-type", content_type)
+            .body(body.to_owned());
+    }
+    request.send().await.unwrap()
+}
+
+/// The envelope of a refusal: its status and message.
+async fn refusal(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("answered {status} {text:?}, not a refusal's envelope ({e})"));
+    assert_eq!(body["statusCode"], status, "{body}");
+    (
+        status,
+        body["message"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+// Issue 22, defect 7: a page in the user's browser could POST to the control plane as a "simple"
+// cross-origin request (text/plain, no preflight) and rotate keys, inject faults or create orders. It
+// checked the Host only; these requests carry a loopback Host.
+#[tokio::test]
+async fn a_web_page_cannot_drive_the_control_plane() {
+    let (emu, api) = start().await;
+    let port = emu.addr().port();
+    let fault = r#"{"kind":"reset"}"#;
+    // A foreign page's request: its Origin, or the browser's own mark.
+    for headers in [
+        vec![("origin", "https://evil.example")],
+        vec![("origin", "http://evil.example:80")],
+        vec![("origin", "null")],
+        vec![("origin", "http://127.0.0.1.nip.io")],
+        vec![("sec-fetch-site", "cross-site")],
+        vec![
+            ("origin", "http://localhost:3000"),
+            ("sec-fetch-site", "cross-site"),
+        ],
+    ] {
+        for (method, path, body) in [
+            (Method::POST, "/faults", Some(("text/plain", fault))),
+            (Method::POST, "/faults", Some(("application/json", fault))),
+            (Method::POST, "/stores/store_alpha/rotate-key", None),
+            (Method::GET, "/stores", None),
+        ] {
+            let response = control_as(&api, method.clone(), path, &headers, body).await;
+            let (status, message) = refusal(response).await;
+            assert_eq!(status, 403, "{method} {path} {headers:?}: {message}");
+            assert!(message.contains("page"), "{message}");
+            assert!(!message.contains(ALPHA_KEY));
+        }
+    }
+    assert!(emu.pending_faults().is_empty(), "no fault was injected");
+    assert_eq!(
+        emu.active_store().unwrap().api_key,
+        ALPHA_KEY,
+        "no key was rotated"
+    );
+    // A fault header from a foreign page is refused too.
+    let answer = api
+        .status_with(&[
+            ("origin", "https://evil.example"),
+            (store_api_fixtures::FAULT_HEADER, r#"{"kind":"reset"}"#),
+        ])
+        .await;
+    assert_eq!(answer.status(), 403);
+
+    // No Origin (curl, the SDK, RemoteEmulator), the emulator's own origin, a page on a loopback origin
+    // (a tool under development on this machine), the same site: answered.
+    let own = format!("http://127.0.0.1:{port}");
+    for headers in [
+        vec![],
+        vec![("origin", own.as_str())],
+        vec![("origin", "http://localhost:3000")],
+        vec![("origin", "http://[::1]:5173")],
+        vec![("origin", "https://127.0.0.2")],
+        vec![("origin", own.as_str()), ("sec-fetch-site", "same-origin")],
+        vec![
+            ("origin", "http://127.0.0.1:3000"),
+            ("sec-fetch-site", "same-site"),
+        ],
+        vec![("sec-fetch-site", "none")],
+    ] {
+        let response = control_as(
+            &api,
+            Method::POST,
+            "/faults",
+            &headers,
+            Some(("application/json", fault)),
+        )
+        .await;
+        assert_eq!(response.status(), 204, "{headers:?}");
+    }
+    assert_eq!(emu.pending_faults().len(), 8);
+    api.control(Method::DELETE, "/faults", None).await.ok(204);
+    // The Store API itself is not a control request: an Origin does not matter there.
+    let status = api
+        .status_with(&[
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ])
+        .await;
+    assert_eq!(status.status(), 200);
+}
+
+// Issue 22, defect 7: control bodies were read whatever their Content-Type, so a form or a text/plain
+// fetch (no preflight) reached them; a body must now say it is JSON.
+#[tokio::test]
+async fn a_control_body_must_be_json() {
+    let (emu, api) = start().await;
+    let fault = r#"{"kind":"reset"}"#;
+    let inject_as = |content_type| {
+        control_as(
+            &api,
+            Method::POST,
+            "/faults",
+            &[],
+            Some((content_type, fault)),
+        )
+    };
+    for content_type in [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/jsonp",
+        "",
+    ] {
+        let (status, message) = refusal(inject_as(content_type).await).await;
+        assert_eq!(status, 415, "{content_type:?}: {message}");
+        assert!(message.contains("application/json"), "{message}");
+    }
+    // A body without any Content-Type, on a route that reads none.
+    let response = api
+        .http
+        .post(format!(
+            "{}/_emulator/stores/{ALPHA}/rotate-key",
+            api.origin
+        ))
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refusal(response).await.0, 415);
+    assert!(emu.pending_faults().is_empty());
+    assert_eq!(emu.active_store().unwrap().api_key, ALPHA_KEY);
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON",
+    ] {
+        let response = inject_as(content_type).await;
+        assert_eq!(response.status(), 204, "{content_type}");
+    }
+    // Without a body, no Content-Type is needed.
+    let rotated = api
+        .control(Method::POST, &format!("/stores/{ALPHA}/rotate-key"), None)
+        .await;
+    rotated.ok(200);
 }
