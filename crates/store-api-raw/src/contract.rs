@@ -263,8 +263,9 @@ pub fn operation(id: &str) -> Option<&'static Operation> {
         .find(|op| op.id == id || op.method_name == id)
 }
 
-/// The enumerations the spec marks `x-extensible-enum: true`, with the values its `enum` lists
-/// (re-exported by [`crate::open`]).
+/// The enumerations the spec lets grow within the version (written as an `anyOf` of the known values
+/// and any string, or as `x-extensible-enum` over a string), with their known values (re-exported
+/// by [`crate::open`]).
 pub mod open_enums {
     crate::open_enum::open_enum! {
         /// How a design is applied to a blank. New values can appear without a new version; clients handle unknown

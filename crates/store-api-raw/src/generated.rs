@@ -1512,9 +1512,9 @@ pub mod types {
 /// - Unrecognized request fields are ignored and not stored.
 /// - Every request is scoped to the store named in the path and carries the store's API key in `X-API-Key`.
 /// - Message texts are not part of the contract: branch on `statusCode`.
-/// - Enumerations marked `x-extensible-enum: true` can gain values within this version; clients must accept
-///   values they do not know (the generated Rust types decode them into an `Unknown(String)` arm that
-///   re-encodes unchanged).
+/// - Enumerations written as an `anyOf` of their known values and any string can gain values within this
+///   version; clients must accept values they do not know (the generated Rust types decode them into an
+///   `Unknown(String)` arm that re-encodes unchanged).
 ///
 ///
 /// Version: 2026-08
