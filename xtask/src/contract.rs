@@ -5,7 +5,9 @@
 //! known values. The client and the emulator read these from the generated module, so a fact of the spec
 //! is typed once, in `spec/store-api.yaml`. Facts OpenAPI cannot express come from `x-` extensions:
 //! `x-rate-limit` (`burst`, `tokensPerSecond`) and `x-max-body-bytes` on a response of
-//! `components/responses`, `x-enumDescriptions` beside an open enumeration's values (`crate::open_enum`).
+//! `components/responses`, `x-enumDescriptions` beside an open enumeration's values (`crate::open_enum`),
+//! and the assumptions by id: `x-assumption` (a map of id to text) beside any element and
+//! `info.x-assumptions`.
 
 use std::fmt::Write as _;
 
@@ -37,6 +39,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     version(&spec, &mut out)?;
     limits(&spec, &mut out)?;
     operations(&spec, &mut out)?;
+    assumptions(&spec, &mut out)?;
     enums(&spec, &mut out)?;
     Ok(out)
 }
@@ -55,7 +58,7 @@ fn header(out: &mut String) {
          //! rules and the open enumerations' known values. The client and the emulator use these values;\n\
          //! nothing here is typed by hand.\n\n\
          use std::time::Duration;\n\n\
-         pub use crate::contract_types::{Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam};\n\n",
+         pub use crate::contract_types::{Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam};\n\n",
     );
 }
 
@@ -464,6 +467,131 @@ fn params_rust(params: &[Param]) -> String {
         .join(", ")
 }
 
+/// One assumption: its id, the text where it is first stated, and every place it is stated.
+struct Stated {
+    id: String,
+    text: String,
+    places: Vec<String>,
+}
+
+/// Every `x-assumption` (beside an element) and `info.x-assumptions` entry, by id in the spec's order.
+fn assumptions(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
+    let mut found: Vec<Stated> = Vec::new();
+    collect_assumptions(spec, &mut Vec::new(), &mut found)?;
+    if found.is_empty() {
+        return Err(spec_error("the spec states no assumption (x-assumption)"));
+    }
+    out.push_str(
+        "/// Every assumption the spec makes where the service's documentation says \"not shown\", by id, in the\n\
+         /// spec's order.\n\
+         pub const ASSUMPTIONS: &[Assumption] = &[\n",
+    );
+    for stated in &found {
+        writeln!(
+            out,
+            "Assumption {{ id: {:?}, text: {:?}, stated_at: &{:?} }},",
+            stated.id, stated.text, stated.places
+        )
+        .ok();
+    }
+    out.push_str(
+        "];\n\n\
+         /// The assumption with this id.\n\
+         pub fn assumption(id: &str) -> Option<&'static Assumption> {\n\
+         ASSUMPTIONS.iter().find(|assumption| assumption.id == id)\n\
+         }\n\n",
+    );
+    Ok(())
+}
+
+fn collect_assumptions(
+    value: &Value,
+    at: &mut Vec<String>,
+    found: &mut Vec<Stated>,
+) -> Result<(), CodegenError> {
+    match value {
+        Value::Mapping(map) => {
+            for (key, child) in map {
+                let key = key.as_str().unwrap_or_default();
+                if key == "x-assumption" || (key == "x-assumptions" && at.as_slice() == ["info"]) {
+                    record_assumptions(child, &place(at), found)?;
+                    continue;
+                }
+                at.push(key.to_owned());
+                collect_assumptions(child, at, found)?;
+                at.pop();
+            }
+        }
+        Value::Sequence(items) => {
+            for (index, item) in items.iter().enumerate() {
+                let name = item.get("name").and_then(Value::as_str);
+                at.push(name.map_or_else(|| index.to_string(), str::to_owned));
+                collect_assumptions(item, at, found)?;
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The entries of one `x-assumption` map (id → text) stated at `place`.
+fn record_assumptions(
+    entries: &Value,
+    place: &str,
+    found: &mut Vec<Stated>,
+) -> Result<(), CodegenError> {
+    let entries = entries.as_mapping().ok_or_else(|| {
+        spec_error(format!(
+            "the assumption at {place} needs an id: write `x-assumption: {{some-id: text}}`"
+        ))
+    })?;
+    for (id, text) in entries {
+        let (Some(id), Some(text)) = (id.as_str(), text.as_str()) else {
+            return Err(spec_error(format!(
+                "the assumptions at {place} must map ids to texts"
+            )));
+        };
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+            return Err(spec_error(format!(
+                "assumption id {id:?} at {place}: use lower-case letters, digits and `-`"
+            )));
+        }
+        match found.iter_mut().find(|stated| stated.id == id) {
+            Some(stated) => stated.places.push(place.to_owned()),
+            None => found.push(Stated {
+                id: id.to_owned(),
+                text: text.trim().to_owned(),
+                places: vec![place.to_owned()],
+            }),
+        }
+    }
+    Ok(())
+}
+
+/// A readable place in the spec: `GET /stores/{storeId}/products › filter[status]` for what is under
+/// an operation, the keys joined otherwise (`components › parameters › Page`).
+fn place(at: &[String]) -> String {
+    match at {
+        [root, path, method, rest @ ..] if root == "paths" || root == "x-webhooks" => {
+            let head = if root == "paths" {
+                format!("{} {path}", method.to_ascii_uppercase())
+            } else {
+                format!("webhook {path}")
+            };
+            let mut parts = vec![head];
+            parts.extend(rest.iter().filter(|key| *key != "parameters" && *key != "properties").cloned());
+            parts.join(" › ")
+        }
+        _ => at
+            .iter()
+            .filter(|key| *key != "properties")
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" › "),
+    }
+}
+
 /// An enumeration that may grow (`crate::open_enum`'s spellings).
 struct OpenEnum {
     name: String,
@@ -732,6 +860,37 @@ mod tests {
                 .is_some_and(|e| e.contains("SortDirection: `x-extensible-enum: true`")),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn assumptions_are_listed_by_id_with_every_place_they_are_stated() {
+        let out = generated(&spec());
+        for fact in [
+            "Assumption { id: \"rate-limit-reset\", text: \"`X-RateLimit-Reset` is the number of whole seconds (rounded up) until the store's bucket is full again (0 when full).\", stated_at: &[\"info\", \"components › headers › XRateLimitReset\"] },",
+            "\"GET /stores/{storeId}/products › filter[status]\"",
+            "\"webhook products_create\"",
+            "\"components › schemas › Order › orderedAt\"",
+        ] {
+            assert!(out.contains(fact), "missing {fact}");
+        }
+        check(
+            "      description: Sort direction.\n",
+            "      description: Sort direction.\n      x-assumption:\n        sort-values: Only two.\n",
+            &["Assumption { id: \"sort-values\", text: \"Only two.\", stated_at: &[\"components › schemas › SortDirection\"] },"],
+        );
+        for (edit, says) in [
+            ("      x-assumption: Only two.\n", "needs an id"),
+            ("      x-assumption:\n        Sort_Values: Only two.\n", "lower-case letters"),
+            ("      x-assumption:\n        sort-values: [1]\n", "map ids to texts"),
+        ] {
+            let edited = spec().replacen(
+                "      description: Sort direction.\n",
+                &format!("      description: Sort direction.\n{edit}"),
+                1,
+            );
+            let error = generate(&edited).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(error.contains("components › schemas › SortDirection") && error.contains(says), "{error}");
+        }
     }
 
     #[test]

@@ -1503,7 +1503,9 @@ pub mod types {
 /// This document is hand-written from the Store API 2026-08 specification and is the single source of the
 /// wire contract for this SDK. Where the specification says a detail is "not shown", this document makes an
 /// explicit assumption, recorded in an `x-assumption` extension beside the element it concerns (and in
-/// the element's description). Nothing else is invented.
+/// the element's description), or in `info.x-assumptions` when it concerns the whole API. Each maps an id
+/// to the assumption; one fact keeps one id wherever it is stated (`store-api doctor` checks them against
+/// a running service, by id). Nothing else is invented.
 ///
 /// Conventions of the service:
 /// - Identifiers are opaque strings. Timestamps are ISO 8601 UTC strings with milliseconds.
