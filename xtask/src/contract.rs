@@ -552,7 +552,11 @@ fn record_assumptions(
                 "the assumptions at {place} must map ids to texts"
             )));
         };
-        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        if id.is_empty()
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
             return Err(spec_error(format!(
                 "assumption id {id:?} at {place}: use lower-case letters, digits and `-`"
             )));
@@ -580,7 +584,11 @@ fn place(at: &[String]) -> String {
                 format!("webhook {path}")
             };
             let mut parts = vec![head];
-            parts.extend(rest.iter().filter(|key| *key != "parameters" && *key != "properties").cloned());
+            parts.extend(
+                rest.iter()
+                    .filter(|key| *key != "parameters" && *key != "properties")
+                    .cloned(),
+            );
             parts.join(" › ")
         }
         _ => at
@@ -876,20 +884,34 @@ mod tests {
         check(
             "      description: Sort direction.\n",
             "      description: Sort direction.\n      x-assumption:\n        sort-values: Only two.\n",
-            &["Assumption { id: \"sort-values\", text: \"Only two.\", stated_at: &[\"components › schemas › SortDirection\"] },"],
+            &[
+                "Assumption { id: \"sort-values\", text: \"Only two.\", stated_at: &[\"components › schemas › SortDirection\"] },",
+            ],
         );
         for (edit, says) in [
             ("      x-assumption: Only two.\n", "needs an id"),
-            ("      x-assumption:\n        Sort_Values: Only two.\n", "lower-case letters"),
-            ("      x-assumption:\n        sort-values: [1]\n", "map ids to texts"),
+            (
+                "      x-assumption:\n        Sort_Values: Only two.\n",
+                "lower-case letters",
+            ),
+            (
+                "      x-assumption:\n        sort-values: [1]\n",
+                "map ids to texts",
+            ),
         ] {
             let edited = spec().replacen(
                 "      description: Sort direction.\n",
                 &format!("      description: Sort direction.\n{edit}"),
                 1,
             );
-            let error = generate(&edited).err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(error.contains("components › schemas › SortDirection") && error.contains(says), "{error}");
+            let error = generate(&edited)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                error.contains("components › schemas › SortDirection") && error.contains(says),
+                "{error}"
+            );
         }
     }
 

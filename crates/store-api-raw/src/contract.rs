@@ -341,6 +341,18 @@ pub const ASSUMPTIONS: &[Assumption] = &[
         stated_at: &["info"],
     },
     Assumption {
+        id: "unknown-filter-values",
+        text: "Unknown values of a filter are accepted and match nothing (the values of methods and statuses can grow within the version).",
+        stated_at: &[
+            "info",
+            "GET /stores/{storeId}/catalog-products › filter[decorationMethod]",
+            "GET /stores/{storeId}/products › filter[status]",
+            "GET /stores/{storeId}/orders › filter[status]",
+            "GET /stores/{storeId}/orders › filter[fulfillmentStatus]",
+            "GET /stores/{storeId}/orders › filter[paymentStatus]",
+        ],
+    },
+    Assumption {
         id: "page-past-end",
         text: "A page past the last one answers 200 with an empty `items` list and the totals of the whole collection.",
         stated_at: &["info"],
@@ -366,17 +378,6 @@ pub const ASSUMPTIONS: &[Assumption] = &[
         stated_at: &[
             "GET /stores/{storeId}/catalog-products › filter[productType]",
             "components › schemas › CatalogProduct › productType",
-        ],
-    },
-    Assumption {
-        id: "unknown-filter-values",
-        text: "Unknown method names are accepted and match nothing (methods can be added within the version).",
-        stated_at: &[
-            "GET /stores/{storeId}/catalog-products › filter[decorationMethod]",
-            "GET /stores/{storeId}/products › filter[status]",
-            "GET /stores/{storeId}/orders › filter[status]",
-            "GET /stores/{storeId}/orders › filter[fulfillmentStatus]",
-            "GET /stores/{storeId}/orders › filter[paymentStatus]",
         ],
     },
     Assumption {
