@@ -45,6 +45,18 @@ async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
     emu
 }
 
+/// [`emulator`] and the doctor's report on it (with `options`).
+async fn diagnosed(
+    rate_limit: bool,
+    deviation: Option<Deviation>,
+    options: DoctorOptions,
+) -> (Emulator, Report) {
+    let emu = emulator(rate_limit, deviation).await;
+    let client = emu.client(ALPHA).unwrap();
+    let report = diagnose(&client, &options).await;
+    (emu, report)
+}
+
 fn verdicts(report: &Report) -> Vec<(&str, &Verdict)> {
     report
         .stated
@@ -65,9 +77,7 @@ fn held_or_not(report: &Report) -> Vec<&str> {
 
 #[tokio::test]
 async fn against_the_emulator_every_probed_fact_holds_and_only_gets_are_sent() {
-    let emu = emulator(false, None).await;
-    let client = emu.client(ALPHA).unwrap();
-    let report = diagnose(&client, &DoctorOptions::default()).await;
+    let (emu, report) = diagnosed(false, None, DoctorOptions::default()).await;
 
     assert_eq!(report.differing().count(), 0, "{report}");
     for finding in &report.stated {
@@ -100,9 +110,7 @@ async fn against_the_emulator_every_probed_fact_holds_and_only_gets_are_sent() {
 #[tokio::test]
 async fn with_the_real_rate_limit_the_reset_header_is_read_as_seconds() {
     // The bucket drains while the probe runs, so X-RateLimit-Reset is not always 0 here.
-    let emu = emulator(true, None).await;
-    let client = emu.client(ALPHA).unwrap();
-    let report = diagnose(&client, &DoctorOptions::default()).await;
+    let (_emu, report) = diagnosed(true, None, DoctorOptions::default()).await;
     assert_eq!(report.differing().count(), 0, "{report}");
     for id in ["rate-limit-reset", "rate-limit-headers", "rate-limit-limit"] {
         assert!(held_or_not(&report).contains(&id), "{report}");
@@ -112,9 +120,7 @@ async fn with_the_real_rate_limit_the_reset_header_is_read_as_seconds() {
 #[tokio::test]
 async fn each_deviation_of_the_emulator_is_reported_as_exactly_that_assumption_differing() {
     for deviation in Deviation::ALL {
-        let emu = emulator(false, Some(*deviation)).await;
-        let client = emu.client(ALPHA).unwrap();
-        let report = diagnose(&client, &DoctorOptions::default()).await;
+        let (emu, report) = diagnosed(false, Some(*deviation), DoctorOptions::default()).await;
         let differing: Vec<&str> = report.differing().map(|finding| finding.id).collect();
         assert_eq!(
             differing,
@@ -132,9 +138,7 @@ async fn each_deviation_of_the_emulator_is_reported_as_exactly_that_assumption_d
 
 #[tokio::test]
 async fn a_small_budget_is_kept_and_what_it_leaves_out_is_not_checked() {
-    let emu = emulator(false, None).await;
-    let client = emu.client(ALPHA).unwrap();
-    let report = diagnose(&client, &DoctorOptions::default().max_requests(3)).await;
+    let (emu, report) = diagnosed(false, None, DoctorOptions::default().max_requests(3)).await;
     assert_eq!(report.requests, 3);
     assert_eq!(emu.requests(ALPHA).unwrap().len(), 3);
     assert_eq!(report.differing().count(), 0, "{report}");

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use store_api_raw::contract::{
-    API_VERSION, PAGE_SIZE, PAGE_SIZE_MAX, RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND,
+    API_VERSION, PAGE_SIZE, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, RATE_LIMIT_BURST,
+    RATE_LIMIT_PER_SECOND,
 };
 use store_api_raw::types::{OrderList, ProductList};
 
@@ -215,16 +216,9 @@ impl Probe<'_> {
                 let past = total.div_ceil(2) + 1;
                 let query = format!("limit=2&page={past}");
                 let verdict = match self.get(Target::new(&["products"], &query), Key::Own).await {
-                    Ok(answer) => match page_of(&answer, past, 2) {
-                        Ok(list) if list.count == 0 && list.total == total => Verdict::held_seeing(
-                            format!("page {past}: no items, totalItems {total}"),
-                        ),
-                        Ok(list) => Verdict::differs(format!(
-                            "page {past} (limit 2) answered {} items and totalItems {} (the collection has {total})",
-                            list.count, list.total
-                        )),
-                        Err(seen) => Verdict::differs(format!("page {past}: {seen}")),
-                    },
+                    Ok(answer) => {
+                        empty_page(&answer, past, 2, total, &format!("page {past} (limit 2)"))
+                    }
                     Err(not_sent) => Verdict::not_checked(not_sent.why()),
                 };
                 self.assume("page-past-end", verdict);
@@ -264,16 +258,7 @@ impl Probe<'_> {
 
         let query = format!("filter[status]={UNKNOWN_VALUE}");
         let verdict = match self.get(Target::new(&["products"], &query), Key::Own).await {
-            Ok(answer) => match page_of(&answer, 1, 50) {
-                Ok(list) if list.count == 0 && list.total == 0 => {
-                    Verdict::held_seeing(format!("filter[status]={UNKNOWN_VALUE}: 200, no items"))
-                }
-                Ok(list) => Verdict::differs(format!(
-                    "filter[status]={UNKNOWN_VALUE} answered {} of {} items (the filter was not applied)",
-                    list.count, list.total
-                )),
-                Err(seen) => Verdict::differs(format!("filter[status]={UNKNOWN_VALUE}: {seen}")),
-            },
+            Ok(answer) => empty_page(&answer, 1, PAGE_SIZE_DEFAULT, 0, &query),
             Err(not_sent) => Verdict::not_checked(not_sent.why()),
         };
         self.assume("unknown-filter-values", verdict);
@@ -635,6 +620,20 @@ fn page_of(answer: &Answer, page: u64, limit: u64) -> Result<ListPage, String> {
         pages,
         count,
     })
+}
+
+/// `answer` must be page `page` of `limit`, without items, reporting `total` items in all.
+fn empty_page(answer: &Answer, page: u64, limit: u64, total: u64, asked: &str) -> Verdict {
+    match page_of(answer, page, limit) {
+        Ok(list) if list.count == 0 && list.total == total => {
+            Verdict::held_seeing(format!("{asked}: 200, no items, totalItems {total}"))
+        }
+        Ok(list) => Verdict::differs(format!(
+            "{asked} answered {} items and totalItems {} (expected no items and totalItems {total})",
+            list.count, list.total
+        )),
+        Err(seen) => Verdict::differs(format!("{asked}: {seen}")),
+    }
 }
 
 /// The filter-and-sort answer: every item active and the names in order (the statement), and equal
