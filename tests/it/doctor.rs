@@ -5,7 +5,7 @@
 
 use store_api::doctor::{DoctorOptions, Report, Verdict, diagnose};
 use store_api::model::{Product, ProductStatus};
-use store_api_fixtures::{Deviation, Emulator};
+use store_api_fixtures::{Deviation, Emulator, Fault, FaultKind};
 use store_api_tests::{ALPHA, tee_order};
 
 /// The assumptions the probe observes (every other one is reported as not checked).
@@ -160,6 +160,27 @@ async fn no_service_is_no_answer_not_a_difference() {
         verdicts(&report)
             .iter()
             .all(|(_, verdict)| matches!(verdict, Verdict::NotChecked { .. })),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn a_429_is_not_a_difference_but_a_fact_not_checked() {
+    let emu = emulator(false, None).await;
+    emu.inject_fault(
+        Fault::new(FaultKind::RateLimited {
+            retry_after: "0".into(),
+        })
+        .operation("get_status")
+        .times(1),
+    )
+    .unwrap();
+    let client = emu.client(ALPHA).unwrap();
+    let report = diagnose(&client, &DoctorOptions::default()).await;
+    assert_eq!(report.differing().count(), 0, "{report}");
+    let status = report.stated.iter().find(|f| f.id == "status").unwrap();
+    assert!(
+        matches!(&status.verdict, Verdict::NotChecked { why } if why.contains("429")),
         "{report}"
     );
 }

@@ -90,9 +90,17 @@ pub(crate) async fn run(client: &Client, max_requests: u32) -> Report {
 }
 
 impl Probe<'_> {
+    /// An answer to judge; a 429 (other traffic emptied the store's bucket) is none: nothing was
+    /// processed, so it says nothing about the fact asked.
     async fn get(&mut self, target: Target<'_>, key: Key) -> Result<Answer, NotSent> {
         let answer = self.wire.get(target, key).await?;
         self.buckets.push(Bucket::of(&answer));
+        if answer.status == 429 {
+            return Err(NotSent::Failed(
+                "429: the store's rate limit was reached (by other traffic too); run it again later"
+                    .to_owned(),
+            ));
+        }
         Ok(answer)
     }
 
