@@ -92,9 +92,9 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         .with_derive("PartialEq")
         // Deterministic key order (the list envelope's `query.filter`/`query.sort` echo) for snapshots.
         .with_map_type("::std::collections::BTreeMap");
-    // Schemas whose value set can grow within the API version (`x-extensible-enum: true`) are replaced by
-    // the open enums of the contract module: typify alone would make closed enums that fail a whole
-    // response on one new value.
+    // Schemas whose value set can grow within the API version (`crate::open_enum`) are replaced by the
+    // open enums of the contract module: typify alone would make closed enums that fail a whole response
+    // on one new value (or, for the `anyOf` spelling, not decode even the known values).
     for name in crate::contract::open_enum_names(spec_text)? {
         settings.with_replacement(
             &name,

@@ -5,13 +5,16 @@
 //! known values. The client and the emulator read these from the generated module, so a fact of the spec
 //! is typed once, in `spec/store-api.yaml`. Facts OpenAPI cannot express come from `x-` extensions:
 //! `x-rate-limit` (`burst`, `tokensPerSecond`) and `x-max-body-bytes` on a response of
-//! `components/responses`, `x-extensible-enum` and `x-enumDescriptions` on a schema.
+//! `components/responses`, `x-enumDescriptions` beside an open enumeration's values (`crate::open_enum`),
+//! and the assumptions by id: `x-assumption` (a map of id to text) beside any element and
+//! `info.x-assumptions`.
 
 use std::fmt::Write as _;
 
 use serde_norway::{Mapping, Value};
 
 use crate::generator::{CodegenError, snake};
+use crate::open_enum::{KnownValues, known_values};
 
 /// Generated file path relative to the workspace root.
 pub const OUTPUT_PATH: &str = "crates/store-api-raw/src/contract.rs";
@@ -21,8 +24,8 @@ const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 
-/// Names of the schemas the spec marks `x-extensible-enum: true`, in the spec's order: progenitor
-/// replaces each with the open enum generated here.
+/// Names of the schemas the spec writes as open enumerations (`crate::open_enum`), in the spec's
+/// order: progenitor replaces each with the open enum generated here.
 pub fn open_enum_names(spec_text: &str) -> Result<Vec<String>, CodegenError> {
     let spec = parse(spec_text)?;
     Ok(open_enums(&spec)?.into_iter().map(|e| e.name).collect())
@@ -36,6 +39,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     version(&spec, &mut out)?;
     limits(&spec, &mut out)?;
     operations(&spec, &mut out)?;
+    assumptions(&spec, &mut out)?;
     enums(&spec, &mut out)?;
     Ok(out)
 }
@@ -54,7 +58,7 @@ fn header(out: &mut String) {
          //! rules and the open enumerations' known values. The client and the emulator use these values;\n\
          //! nothing here is typed by hand.\n\n\
          use std::time::Duration;\n\n\
-         pub use crate::contract_types::{Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam};\n\n",
+         pub use crate::contract_types::{Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam};\n\n",
     );
 }
 
@@ -66,14 +70,32 @@ pub fn version_prefix(spec_text: &str) -> Result<String, CodegenError> {
     prefix_of(&spec).map(str::to_owned)
 }
 
+/// The path every server of `servers` shares (an error when there is none, or when they differ).
 fn prefix_of(spec: &Value) -> Result<&str, CodegenError> {
-    let url = spec
+    let urls: Vec<&str> = spec
         .get("servers")
-        .and_then(|s| s.get(0))
-        .and_then(|s| s.get("url"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| spec_error("servers[0].url is missing"))?;
-    server_path(url)
+        .and_then(Value::as_sequence)
+        .into_iter()
+        .flatten()
+        .map(|server| {
+            server
+                .get("url")
+                .and_then(Value::as_str)
+                .ok_or_else(|| spec_error("a server has no url"))
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(first) = urls.first() else {
+        return Err(spec_error("servers[0].url is missing"));
+    };
+    let prefix = server_path(first)?;
+    for url in &urls[1..] {
+        if server_path(url)? != prefix {
+            return Err(spec_error(format!(
+                "every server must end with the same version path: {url:?} does not end with {prefix:?}"
+            )));
+        }
+    }
+    Ok(prefix)
 }
 
 fn version(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
@@ -89,16 +111,26 @@ fn version(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
     Ok(())
 }
 
-/// The path of a server URL: after a leading `{variable}` or after `scheme://host`.
+/// The path of a server URL: the whole of a relative one (`/store-api/2026-08`), the part after
+/// `scheme://host` of an absolute one (whose parts may be variables: `{scheme}://{host}:{port}/…`), or
+/// after a leading `{origin}` variable. The path itself must be fixed (no variable).
 fn server_path(url: &str) -> Result<&str, CodegenError> {
-    let rest = if let Some(after) = url.strip_prefix('{') {
+    let rest = if url.starts_with('/') {
+        Some(url)
+    } else if let Some((_, rest)) = url.split_once("://") {
+        Some(rest.find('/').map_or("", |i| &rest[i..]))
+    } else if let Some(after) = url.strip_prefix('{') {
         after.split_once('}').map(|(_, rest)| rest)
     } else {
-        url.split_once("://")
-            .map(|(_, rest)| rest.find('/').map_or("", |i| &rest[i..]))
+        None
     };
     match rest {
-        Some(path) if path.starts_with('/') => Ok(path.trim_end_matches('/')),
+        Some(path) if path.starts_with('/') && !path.contains('{') => {
+            Ok(path.trim_end_matches('/'))
+        }
+        Some(path) if path.contains('{') => Err(spec_error(format!(
+            "servers[0].url {url:?}: the version path must not hold a variable"
+        ))),
         _ => Err(spec_error(format!(
             "servers[0].url {url:?} has no path after its origin"
         ))),
@@ -435,7 +467,140 @@ fn params_rust(params: &[Param]) -> String {
         .join(", ")
 }
 
-/// A schema marked `x-extensible-enum: true`.
+/// One assumption: its id, the text where it is first stated, and every place it is stated.
+struct Stated {
+    id: String,
+    text: String,
+    places: Vec<String>,
+}
+
+/// Every `x-assumption` (beside an element) and `info.x-assumptions` entry, by id in the spec's order.
+fn assumptions(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
+    let mut found: Vec<Stated> = Vec::new();
+    collect_assumptions(spec, &mut Vec::new(), &mut found)?;
+    if found.is_empty() {
+        return Err(spec_error("the spec states no assumption (x-assumption)"));
+    }
+    out.push_str(
+        "/// Every assumption the spec makes where the service's documentation says \"not shown\", by id, in the\n\
+         /// spec's order.\n\
+         pub const ASSUMPTIONS: &[Assumption] = &[\n",
+    );
+    for stated in &found {
+        writeln!(
+            out,
+            "Assumption {{ id: {:?}, text: {:?}, stated_at: &{:?} }},",
+            stated.id, stated.text, stated.places
+        )
+        .ok();
+    }
+    out.push_str(
+        "];\n\n\
+         /// The assumption with this id.\n\
+         pub fn assumption(id: &str) -> Option<&'static Assumption> {\n\
+         ASSUMPTIONS.iter().find(|assumption| assumption.id == id)\n\
+         }\n\n",
+    );
+    Ok(())
+}
+
+fn collect_assumptions(
+    value: &Value,
+    at: &mut Vec<String>,
+    found: &mut Vec<Stated>,
+) -> Result<(), CodegenError> {
+    match value {
+        Value::Mapping(map) => {
+            for (key, child) in map {
+                let key = key.as_str().unwrap_or_default();
+                if key == "x-assumption" || (key == "x-assumptions" && at.as_slice() == ["info"]) {
+                    record_assumptions(child, &place(at), found)?;
+                    continue;
+                }
+                at.push(key.to_owned());
+                collect_assumptions(child, at, found)?;
+                at.pop();
+            }
+        }
+        Value::Sequence(items) => {
+            for (index, item) in items.iter().enumerate() {
+                let name = item.get("name").and_then(Value::as_str);
+                at.push(name.map_or_else(|| index.to_string(), str::to_owned));
+                collect_assumptions(item, at, found)?;
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The entries of one `x-assumption` map (id → text) stated at `place`.
+fn record_assumptions(
+    entries: &Value,
+    place: &str,
+    found: &mut Vec<Stated>,
+) -> Result<(), CodegenError> {
+    let entries = entries.as_mapping().ok_or_else(|| {
+        spec_error(format!(
+            "the assumption at {place} needs an id: write `x-assumption: {{some-id: text}}`"
+        ))
+    })?;
+    for (id, text) in entries {
+        let (Some(id), Some(text)) = (id.as_str(), text.as_str()) else {
+            return Err(spec_error(format!(
+                "the assumptions at {place} must map ids to texts"
+            )));
+        };
+        if id.is_empty()
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            return Err(spec_error(format!(
+                "assumption id {id:?} at {place}: use lower-case letters, digits and `-`"
+            )));
+        }
+        match found.iter_mut().find(|stated| stated.id == id) {
+            Some(stated) => stated.places.push(place.to_owned()),
+            None => found.push(Stated {
+                id: id.to_owned(),
+                text: text.trim().to_owned(),
+                places: vec![place.to_owned()],
+            }),
+        }
+    }
+    Ok(())
+}
+
+/// A readable place in the spec: `GET /stores/{storeId}/products › filter[status]` for what is under
+/// an operation, the keys joined otherwise (`components › parameters › Page`).
+fn place(at: &[String]) -> String {
+    match at {
+        [root, path, method, rest @ ..] if root == "paths" || root == "x-webhooks" => {
+            let head = if root == "paths" {
+                format!("{} {path}", method.to_ascii_uppercase())
+            } else {
+                format!("webhook {path}")
+            };
+            let mut parts = vec![head];
+            parts.extend(
+                rest.iter()
+                    .filter(|key| *key != "parameters" && *key != "properties")
+                    .cloned(),
+            );
+            parts.join(" › ")
+        }
+        _ => at
+            .iter()
+            .filter(|key| *key != "properties")
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" › "),
+    }
+}
+
+/// An enumeration that may grow (`crate::open_enum`'s spellings).
 struct OpenEnum {
     name: String,
     description: String,
@@ -445,16 +610,13 @@ struct OpenEnum {
 fn open_enums(spec: &Value) -> Result<Vec<OpenEnum>, CodegenError> {
     let mut found = Vec::new();
     for (name, schema) in map_at(spec, &["components", "schemas"])? {
-        if schema.get("x-extensible-enum").and_then(Value::as_bool) != Some(true) {
-            continue;
-        }
         let name = name
             .as_str()
             .ok_or_else(|| spec_error("a schema name is not a string"))?;
-        let values = enum_values(schema)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| spec_error(format!("{name} is extensible but has no enum values")))?;
-        let descriptions = schema.get("x-enumDescriptions");
+        let json = serde_json::to_value(schema).map_err(|e| spec_error(format!("{name}: {e}")))?;
+        let Some(KnownValues(values)) = known_values(name, &json)? else {
+            continue;
+        };
         found.push(OpenEnum {
             name: name.to_owned(),
             description: schema
@@ -463,16 +625,7 @@ fn open_enums(spec: &Value) -> Result<Vec<OpenEnum>, CodegenError> {
                 .unwrap_or("")
                 .trim()
                 .to_owned(),
-            values: values
-                .into_iter()
-                .map(|value| {
-                    let doc = descriptions
-                        .and_then(|d| d.get(value.as_str()))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    (value, doc)
-                })
-                .collect(),
+            values,
         });
     }
     Ok(found)
@@ -480,8 +633,9 @@ fn open_enums(spec: &Value) -> Result<Vec<OpenEnum>, CodegenError> {
 
 fn enums(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
     out.push_str(
-        "/// The enumerations the spec marks `x-extensible-enum: true`, with the values its `enum` lists\n\
-         /// (re-exported by [`crate::open`]).\n\
+        "/// The enumerations the spec lets grow within the version (written as an `anyOf` of the known values\n\
+         /// and any string, or as `x-extensible-enum` over a string), with their known values (re-exported\n\
+         /// by [`crate::open`]).\n\
          pub mod open_enums {\n",
     );
     for open in open_enums(spec)? {
@@ -644,13 +798,13 @@ mod tests {
     #[test]
     fn spec_edits_change_the_generated_facts() {
         check(
-            "        - liquid_3d\n",
-            "        - liquid_3d\n        - emboss\n",
+            "            - liquid_3d\n",
+            "            - liquid_3d\n            - emboss\n",
             &["Emboss => \"emboss\","],
         );
         check(
-            "      description: Sort direction.\n",
-            "      description: Sort direction.\n      x-extensible-enum: true\n",
+            "      enum: [asc, desc]\n",
+            "      x-extensible-enum: [asc, desc]\n",
             &["    SortDirection {", "Asc => \"asc\","],
         );
         check(
@@ -694,14 +848,71 @@ mod tests {
     }
 
     #[test]
-    fn open_enums_are_the_extensible_schemas() {
+    fn open_enums_are_the_schemas_written_open() {
         let edited = spec().replacen(
-            "      description: Sort direction.\n",
-            "      description: Sort direction.\n      x-extensible-enum: true\n",
+            "      enum: [asc, desc]\n",
+            "      anyOf:\n        - enum: [asc, desc]\n        - type: string\n",
             1,
         );
         let names = open_enum_names(&edited).unwrap_or_default();
         assert!(names.contains(&"SortDirection".to_owned()), "{names:?}");
+        let closed = spec().replacen(
+            "      enum: [asc, desc]\n",
+            "      x-extensible-enum: true\n      enum: [asc, desc]\n",
+            1,
+        );
+        let error = open_enum_names(&closed).err().map(|e| e.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("SortDirection: `x-extensible-enum: true`")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn assumptions_are_listed_by_id_with_every_place_they_are_stated() {
+        let out = generated(&spec());
+        for fact in [
+            "Assumption { id: \"rate-limit-reset\", text: \"`X-RateLimit-Reset` is the number of whole seconds (rounded up) until the store's bucket is full again (0 when full).\", stated_at: &[\"info\", \"components › headers › XRateLimitReset\"] },",
+            "\"GET /stores/{storeId}/products › filter[status]\"",
+            "\"webhook products_create\"",
+            "\"components › schemas › Order › orderedAt\"",
+        ] {
+            assert!(out.contains(fact), "missing {fact}");
+        }
+        check(
+            "      description: Sort direction.\n",
+            "      description: Sort direction.\n      x-assumption:\n        sort-values: Only two.\n",
+            &[
+                "Assumption { id: \"sort-values\", text: \"Only two.\", stated_at: &[\"components › schemas › SortDirection\"] },",
+            ],
+        );
+        for (edit, says) in [
+            ("      x-assumption: Only two.\n", "needs an id"),
+            (
+                "      x-assumption:\n        Sort_Values: Only two.\n",
+                "lower-case letters",
+            ),
+            (
+                "      x-assumption:\n        sort-values: [1]\n",
+                "map ids to texts",
+            ),
+        ] {
+            let edited = spec().replacen(
+                "      description: Sort direction.\n",
+                &format!("      description: Sort direction.\n{edit}"),
+                1,
+            );
+            let error = generate(&edited)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                error.contains("components › schemas › SortDirection") && error.contains(says),
+                "{error}"
+            );
+        }
     }
 
     #[test]
@@ -720,11 +931,16 @@ mod tests {
         assert_eq!(variant("liquid_3d"), "Liquid3d");
         assert_eq!(variant("3d"), "V3d");
         assert_eq!(snake("listCatalogProducts"), "list_catalog_products");
-        assert_eq!(
-            server_path("{origin}/store-api/2026-08").ok(),
-            Some("/store-api/2026-08")
-        );
-        assert_eq!(server_path("https://h:1/a/b/").ok(), Some("/a/b"));
+        for url in [
+            "{scheme}://{host}:{port}/store-api/2026-08",
+            "/store-api/2026-08",
+            "{origin}/store-api/2026-08",
+            "https://api.example.com/store-api/2026-08/",
+        ] {
+            assert_eq!(server_path(url).ok(), Some("/store-api/2026-08"), "{url}");
+        }
         assert!(server_path("https://h").is_err());
+        assert!(server_path("{scheme}://{host}").is_err());
+        assert!(server_path("https://h/{version}").is_err());
     }
 }

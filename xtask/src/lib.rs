@@ -7,6 +7,7 @@ pub mod codegen;
 pub mod contract;
 pub mod generator;
 pub mod imports;
+pub mod open_enum;
 pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).

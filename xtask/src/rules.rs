@@ -5,9 +5,9 @@
 //! failures (`store_api_raw::rule::RuleFailure`), one over JSON and one over the typed request:
 //!
 //! - over JSON, for the emulator, which must report every failing field at once: `required`, `type`,
-//!   `minItems`, `minLength`/`maxLength`, `minimum` (+ `exclusiveMinimum`), `enum` (not for schemas
-//!   marked `x-extensible-enum`, which may grow), `format: date-time`, `oneOf` and nested objects and
-//!   arrays. An object's missing required fields come first, then its fields in key order.
+//!   `minItems`, `minLength`/`maxLength`, `minimum` (+ `exclusiveMinimum`), `enum` (an open enumeration,
+//!   `crate::open_enum`, which may grow, is any string), `format: date-time`, `oneOf` and nested objects
+//!   and arrays. An object's missing required fields come first, then its fields in key order.
 //! - over the typed request, for the client's pre-flight check: only what the Rust type cannot hold
 //!   (bounds on lengths, items and numbers, and the finiteness JSON numbers have but `f64` lacks), in
 //!   the schema's declaration order, allocating nothing unless a rule fails.
@@ -21,6 +21,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::generator::{CodegenError, generated_file, snake};
+use crate::open_enum::known_values;
 
 /// Generated file path relative to the workspace root.
 pub const RULES_PATH: &str = "crates/store-api-raw/src/rules.rs";
@@ -40,7 +41,6 @@ const KNOWN_KEYWORDS: &[&str] = &[
     "minimum",
     "exclusiveMinimum",
     "enum",
-    "x-extensible-enum",
     "format",
     "oneOf",
     "default",
@@ -259,6 +259,10 @@ impl<'a> Generator<'a> {
         if let Some(name) = ref_name(schema) {
             return self.collect(name, out);
         }
+        // Any string: its spelling (`anyOf`) is not a constraint to check.
+        if known_values(context, schema)?.is_some() {
+            return Ok(());
+        }
         let object = schema
             .as_object()
             .ok_or_else(|| CodegenError::Spec(format!("{context}: a schema must be an object")))?;
@@ -429,6 +433,13 @@ impl Emitter<'_> {
             let _ = writeln!(code, "json_{}({value}, {site}, out);", snake_case(target));
             return Ok(code);
         }
+        if known_values(self.component, schema)?.is_some() {
+            let _ = writeln!(
+                code,
+                "json_string({value}, {site}, StringRules::default(), out);"
+            );
+            return Ok(code);
+        }
         if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
             let mut names = Vec::new();
             for option in options {
@@ -536,11 +547,7 @@ impl Emitter<'_> {
                 if schema.get("format").and_then(Value::as_str) == Some("date-time") {
                     rules.push("date_time: true".to_owned());
                 }
-                let extensible =
-                    schema.get("x-extensible-enum").and_then(Value::as_bool) == Some(true);
-                if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-                    && !extensible
-                {
+                if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
                     let names = allowed
                         .iter()
                         .map(|a| {

@@ -6,6 +6,7 @@ use std::path::Path;
 use xtask::codegen;
 use xtask::contract;
 use xtask::generator::{CodegenError, SPEC_PATH};
+use xtask::rules;
 
 fn read(relative: &str) -> String {
     std::fs::read_to_string(xtask::workspace_root().join(relative)).unwrap()
@@ -129,5 +130,74 @@ fn a_money_field_added_to_the_spec_is_generated_as_money() {
     assert!(
         generated.contains("pub gift_wrap_cost: ::std::option::Option<crate::money::Money>,"),
         "the new field is Money"
+    );
+}
+
+/// The spec's open enumerations (`anyOf: [{enum: [...]}, {type: string}]`) rewritten in the other standard
+/// spelling, the Zalando guidelines' `type: string` + `x-extensible-enum: [...]`: the three generated
+/// files are the same, byte for byte.
+#[test]
+fn both_open_enum_spellings_generate_the_same_code() {
+    let spec = read(SPEC_PATH);
+    let mut document: serde_norway::Value = serde_norway::from_str(&spec).unwrap();
+    let schemas = document
+        .get_mut("components")
+        .and_then(|c| c.get_mut("schemas"))
+        .and_then(serde_norway::Value::as_mapping_mut)
+        .unwrap();
+    let mut rewritten = Vec::new();
+    for (name, schema) in schemas.iter_mut() {
+        let Some(known) = schema
+            .get("anyOf")
+            .and_then(serde_norway::Value::as_sequence)
+            .and_then(|branches| branches.iter().find(|b| b.get("enum").is_some()))
+            .cloned()
+        else {
+            continue;
+        };
+        let schema = schema.as_mapping_mut().unwrap();
+        schema.remove("anyOf");
+        schema.insert("type".into(), "string".into());
+        schema.insert(
+            "x-enumDescriptions".into(),
+            known["x-enumDescriptions"].clone(),
+        );
+        schema.insert("x-extensible-enum".into(), known["enum"].clone());
+        rewritten.push(name.as_str().unwrap().to_owned());
+    }
+    assert_eq!(rewritten, contract::open_enum_names(&spec).unwrap());
+    assert_eq!(rewritten.len(), 6);
+    let zalando = serde_norway::to_string(&document).unwrap();
+    assert!(!zalando.contains("anyOf:"));
+    assert_eq!(
+        codegen::generate(&zalando).unwrap(),
+        codegen::generate(&spec).unwrap()
+    );
+    assert_eq!(
+        codegen::generate_contract(&zalando).unwrap(),
+        codegen::generate_contract(&spec).unwrap()
+    );
+    assert_eq!(
+        rules::generate(&zalando).unwrap(),
+        rules::generate(&spec).unwrap()
+    );
+}
+
+/// The spelling the spec used before (a closed `enum` marked `x-extensible-enum: true`), which every
+/// other generator reads as closed, is refused with the spellings to use.
+#[test]
+fn an_open_enum_other_generators_read_as_closed_is_refused() {
+    let spec = read(SPEC_PATH);
+    let closed = spec.replacen(
+        "    ProductStatus:\n",
+        "    ProductStatus:\n      type: string\n      x-extensible-enum: true\n      enum: [active, draft, unlisted, archived]\n    ProductStatusWas:\n",
+        1,
+    );
+    assert_ne!(spec, closed, "the edit must apply");
+    let error = codegen::generate(&closed).unwrap_err().to_string();
+    assert!(
+        error.contains("ProductStatus: `x-extensible-enum: true` beside a closed `enum`")
+            && error.contains("anyOf"),
+        "{error}"
     );
 }

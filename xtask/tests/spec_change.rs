@@ -66,8 +66,8 @@ fn a_spec_change_regenerates_into_a_workspace_that_compiles() {
     );
     edit(
         &copy.join(SPEC_PATH),
-        "        - liquid_3d\n",
-        "        - liquid_3d\n        - emboss\n",
+        "            - liquid_3d\n",
+        "            - liquid_3d\n            - emboss\n",
     );
     codegen::run(&copy, Mode::Write).unwrap();
 

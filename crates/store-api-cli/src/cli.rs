@@ -36,6 +36,10 @@ pub struct Cli {
 pub enum Command {
     /// Check reachability and credentials (GET /status).
     Status,
+    /// Check the spec's statements and assumptions against the service, read-only: a bounded number
+    /// of GETs with the session's key, under the rate limit; prints per fact held, differs (with what
+    /// was seen) or not checked, and exits with 1 when something differs.
+    Doctor(DoctorArgs),
     /// Browse the printable blanks available to the store (read-only, no prices).
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -68,6 +72,14 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Walk through the whole API on the embedded emulator, no set-up needed.
     Demo,
+}
+
+/// Options of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The most requests to send (every one a GET); probes beyond it are reported as not checked.
+    #[arg(long, default_value_t = store_api::doctor::DEFAULT_MAX_REQUESTS)]
+    pub max_requests: u32,
 }
 
 /// Options of `api`.

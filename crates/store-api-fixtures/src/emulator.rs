@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use crate::artwork::{Downloader, FakeHosts, FetchLimits};
 use crate::clock::Clock;
 use crate::control::{self, StoreCredentials};
+use crate::deviation::{Deviation, Deviations};
 use crate::error::ApiError;
 use crate::faults::Fault;
 use crate::logs::{Delivery, RequestRecord};
@@ -93,6 +94,7 @@ pub struct EmulatorBuilder {
     save_interval: Duration,
     deterministic: Option<u64>,
     image_bytes_cap: usize,
+    deviations: Deviations,
 }
 
 impl Default for EmulatorBuilder {
@@ -111,6 +113,7 @@ impl Default for EmulatorBuilder {
             save_interval: DEFAULT_SAVE_INTERVAL,
             deterministic: None,
             image_bytes_cap: DEFAULT_IMAGE_BYTES_CAP,
+            deviations: Deviations::default(),
         }
     }
 }
@@ -228,6 +231,23 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Makes the emulator differ from the spec on one assumption (`deviation`; call again for several):
+    /// how a probe of the spec's assumptions, such as `store_api::doctor::diagnose`, is shown to notice.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use store_api_fixtures::{Deviation, Emulator};
+    ///
+    /// let emu = Emulator::builder().deviate(Deviation::ResetAsUnixTime).start().await?;
+    /// // X-RateLimit-Reset now counts like GitHub's: a Unix time, not seconds to wait.
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn deviate(mut self, deviation: Deviation) -> Self {
+        self.deviations = self.deviations.with(deviation);
+        self
+    }
+
     /// Binds, loads the state and starts serving. Must be called inside a tokio runtime.
     pub async fn start(self) -> Result<Emulator, EmulatorError> {
         if !self.listen.ip().is_loopback() && !self.allow_remote {
@@ -282,6 +302,7 @@ impl EmulatorBuilder {
             allow_remote: self.allow_remote,
             allow_remote_webhooks: self.allow_remote_webhooks,
             image_bytes_cap: self.image_bytes_cap,
+            deviations: self.deviations,
         };
         let shared = Arc::new(Shared::new(
             state, clock, limiter, downloader, origin, config,

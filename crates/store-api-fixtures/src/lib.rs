@@ -5,6 +5,7 @@
 pub mod artwork;
 mod clock;
 mod control;
+mod deviation;
 pub mod durable;
 mod emulator;
 mod error;
@@ -26,6 +27,7 @@ mod wire;
 
 pub use clock::DETERMINISTIC_START;
 pub use control::StoreCredentials;
+pub use deviation::Deviation;
 pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilder, EmulatorError};
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use faults::{FAULT_HEADER, Fault, FaultKind};

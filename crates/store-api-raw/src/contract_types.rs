@@ -55,6 +55,19 @@ pub struct Operation {
     pub query: Option<&'static ListRules>,
 }
 
+/// An assumption the spec makes where the service's documentation says a detail is "not shown"
+/// (`x-assumption` beside an element, `info.x-assumptions` for the whole API), by its id: what
+/// `store-api doctor` checks against a running service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Assumption {
+    /// The id the spec gives it (`rate-limit-reset`); one fact keeps one id wherever it is stated.
+    pub id: &'static str,
+    /// What is assumed, as the spec first states it.
+    pub text: &'static str,
+    /// Every place the spec states it (`info`, `GET /stores/{storeId}/products › filter[status]`, …).
+    pub stated_at: &'static [&'static str],
+}
+
 /// Integer bounds (and default) of a query parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {

@@ -1503,7 +1503,9 @@ pub mod types {
 /// This document is hand-written from the Store API 2026-08 specification and is the single source of the
 /// wire contract for this SDK. Where the specification says a detail is "not shown", this document makes an
 /// explicit assumption, recorded in an `x-assumption` extension beside the element it concerns (and in
-/// the element's description). Nothing else is invented.
+/// the element's description), or in `info.x-assumptions` when it concerns the whole API. Each maps an id
+/// to the assumption; one fact keeps one id wherever it is stated (`store-api doctor` checks them against
+/// a running service, by id). Nothing else is invented.
 ///
 /// Conventions of the service:
 /// - Identifiers are opaque strings. Timestamps are ISO 8601 UTC strings with milliseconds.
@@ -1512,9 +1514,9 @@ pub mod types {
 /// - Unrecognized request fields are ignored and not stored.
 /// - Every request is scoped to the store named in the path and carries the store's API key in `X-API-Key`.
 /// - Message texts are not part of the contract: branch on `statusCode`.
-/// - Enumerations marked `x-extensible-enum: true` can gain values within this version; clients must accept
-///   values they do not know (the generated Rust types decode them into an `Unknown(String)` arm that
-///   re-encodes unchanged).
+/// - Enumerations written as an `anyOf` of their known values and any string can gain values within this
+///   version; clients must accept values they do not know (the generated Rust types decode them into an
+///   `Unknown(String)` arm that re-encodes unchanged).
 ///
 ///
 /// Version: 2026-08

@@ -1,8 +1,9 @@
 //! Open enumerations: the value sets the Store API may grow within version 2026-08.
 //!
 //! typify would generate closed enums, so one unknown value (a new decoration method, a new order status)
-//! would fail the whole response. `cargo xtask codegen` replaces each schema the spec marks
-//! `x-extensible-enum: true` with the type here (`with_replacement`), generated with the spec's values: a
+//! would fail the whole response. `cargo xtask codegen` replaces each schema the spec writes as an open
+//! enumeration (an `anyOf` of its known values and any string) with the type here (`with_replacement`),
+//! generated with the spec's values: a
 //! known value decodes into its variant, any other string into `Unknown(String)`, and every value
 //! re-encodes to exactly the string it came from.
 

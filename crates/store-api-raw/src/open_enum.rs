@@ -1,7 +1,7 @@
 //! The open enumeration macro: a string enum whose unknown values decode into `Unknown(String)`.
 //!
-//! The invocations are generated (`crate::contract::open_enums`, one per schema the spec marks
-//! `x-extensible-enum: true`); the macro stays hand-written. Paths are absolute because the macro expands
+//! The invocations are generated (`crate::contract::open_enums`, one per schema the spec writes as an
+//! open enumeration); the macro stays hand-written. Paths are absolute because the macro expands
 //! in the generated module.
 
 /// Defines an open string enum with its wire names, `Unknown(String)` fallback and string conversions.

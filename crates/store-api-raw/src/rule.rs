@@ -98,7 +98,7 @@ pub enum Rule {
         /// Whether the bound itself is refused.
         exclusive: bool,
     },
-    /// A string outside a closed `enum` (never an `x-extensible-enum`, which may grow).
+    /// A string outside a closed `enum` (never an open enumeration's known values, which may grow).
     Enum(&'static [&'static str]),
     /// A `format: date-time` string that is not an RFC 3339 timestamp.
     DateTime,

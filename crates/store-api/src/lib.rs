@@ -6,6 +6,7 @@ mod cache;
 mod client;
 mod config;
 mod difference;
+pub mod doctor;
 mod error;
 mod handle;
 pub mod hook;

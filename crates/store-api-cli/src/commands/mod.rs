@@ -4,6 +4,7 @@ mod api;
 mod artworks;
 mod catalog;
 mod completions;
+mod doctor;
 mod emulator;
 mod listing;
 mod order_file;
@@ -46,6 +47,7 @@ async fn with_session(command: Command, session: &Session, out: Output) -> Resul
     let client = &session.client;
     match command {
         Command::Status => status::run(client, out).await,
+        Command::Doctor(args) => doctor::run(&args, client, out).await,
         Command::Catalog(command) => catalog::run(command, client, out).await,
         Command::Products(command) => products::run(command, client, out).await,
         Command::Artworks(command) => artworks::run(command, client, out).await,

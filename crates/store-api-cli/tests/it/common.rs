@@ -21,6 +21,13 @@ pub struct Env {
 
 impl Env {
     pub fn start() -> Env {
+        Env::start_with(|builder| builder)
+    }
+
+    /// [`Env::start`] with the emulator's settings adjusted by `adjust`.
+    pub fn start_with(
+        adjust: impl FnOnce(store_api_fixtures::EmulatorBuilder) -> store_api_fixtures::EmulatorBuilder,
+    ) -> Env {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -28,10 +35,12 @@ impl Env {
             .unwrap();
         let emu = runtime
             .block_on(
-                Emulator::builder()
-                    .rate_limit(false)
-                    .network_downloads(false)
-                    .start(),
+                adjust(
+                    Emulator::builder()
+                        .rate_limit(false)
+                        .network_downloads(false),
+                )
+                .start(),
             )
             .unwrap();
         // The emulator sniffs the type from the first bytes only.

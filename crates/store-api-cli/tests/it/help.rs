@@ -57,6 +57,7 @@ fn every_command_has_complete_help() {
             "catalog-list",
             "completions",
             "demo",
+            "doctor",
             "emulator",
             "emulator-trigger",
             "orders",

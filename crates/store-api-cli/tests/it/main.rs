@@ -19,6 +19,8 @@ mod emulator;
 mod demo;
 // `api METHOD PATH`: any request.
 mod api;
+// `doctor`: the spec's assumptions checked against the service, read-only.
+mod doctor;
 // Profiles of the configuration file and the precedence of settings.
 mod profiles;
 // `orders schema` and `webhooks schema` against the spec's examples.

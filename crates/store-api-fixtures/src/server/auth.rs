@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use store_api_raw::contract::Operation;
 use subtle::ConstantTimeEq;
 
+use crate::deviation::Deviation;
 use crate::error::{ApiError, INVALID_API_KEY, STORE_NOT_ACTIVE};
 use crate::logs::RequestRecord;
 use crate::ratelimit::{BURST, Decision};
@@ -47,8 +48,15 @@ where
         let response = refused.error.into_response();
         // A known store's 401 reports its bucket, without spending a token of it.
         let response = match (&shared.limiter, refused.store_known) {
-            (Some(limiter), true) => with_headers(response, limiter.peek(&store_id)),
-            (None, true) => with_headers(response, UNLIMITED),
+            _ if shared
+                .config
+                .deviations
+                .has(Deviation::NoRateLimitHeadersOn401) =>
+            {
+                response
+            }
+            (Some(limiter), true) => with_headers(shared, response, limiter.peek(&store_id)),
+            (None, true) => with_headers(shared, response, UNLIMITED),
             (_, false) => return response,
         };
         seen.log(shared, &store_id, &response);
@@ -65,7 +73,7 @@ where
         } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
     };
     seen.log(shared, &store_id, &response);
-    with_headers(response, decision)
+    with_headers(shared, response, decision)
 }
 
 /// The `storeId` segment of the path, percent-decoded; a segment that does not decode to UTF-8 names
@@ -133,7 +141,7 @@ pub(crate) async fn unserved(
     };
     let seen = RequestRecord::new(shared.clock.now(), method.as_str(), uri.path(), None, 0);
     Seen(seen).log(&shared, &store_id, &response);
-    with_headers(response, decision)
+    with_headers(&shared, response, decision)
 }
 
 /// The headers' values when the emulator's rate limit is off: a full bucket, always.
@@ -150,14 +158,18 @@ fn take_token(shared: &Shared, store_id: &str) -> Decision {
 }
 
 /// Adds `X-RateLimit-Limit`, `-Remaining` and `-Reset` for `decision`.
-fn with_headers(mut response: Response, decision: Decision) -> Response {
-    let (remaining, reset) = match decision {
+fn with_headers(shared: &Shared, mut response: Response, decision: Decision) -> Response {
+    let (remaining, mut reset) = match decision {
         Decision::Allowed {
             remaining,
             reset_secs,
         } => (remaining, reset_secs),
         Decision::Limited { reset_secs, .. } => (0, reset_secs),
     };
+    if shared.config.deviations.has(Deviation::ResetAsUnixTime) {
+        let now = u64::try_from(shared.clock.now().timestamp()).unwrap_or_default();
+        reset += now;
+    }
     let headers = response.headers_mut();
     headers.insert(RATE_LIMIT_LIMIT, HeaderValue::from(BURST));
     headers.insert(RATE_LIMIT_REMAINING, HeaderValue::from(remaining));

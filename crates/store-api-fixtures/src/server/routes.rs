@@ -56,7 +56,7 @@ pub(crate) async fn list_catalog(
     Extension(StoreId(store_id)): Extension<StoreId>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(query.as_deref(), CATALOG)?;
+    let query = ListQuery::parse(query.as_deref(), CATALOG, shared.config.deviations)?;
     let page = {
         let state = shared.read();
         query.select(state.visible_catalog(&store_id).map(|b| &b.record))
@@ -187,7 +187,7 @@ pub(crate) async fn list_orders(
     if let Some(answer) = kept {
         return Ok(json(StatusCode::OK, answer));
     }
-    let query = ListQuery::parse(Some(raw), ORDERS)?;
+    let query = ListQuery::parse(Some(raw), ORDERS, shared.config.deviations)?;
     // Read off the store's order indexes under a read lock; the envelope is written after it.
     let (page, version) = {
         let state = shared.read();
@@ -245,7 +245,7 @@ fn list_in_store<T: Listable>(
     spec: ListSpec,
     collection: fn(&StoreState) -> &Vec<Record<T>>,
 ) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(query.as_deref(), spec)?;
+    let query = ListQuery::parse(query.as_deref(), spec, shared.config.deviations)?;
     let page = {
         let state = shared.read();
         let store = state

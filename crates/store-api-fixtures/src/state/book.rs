@@ -345,6 +345,7 @@ mod tests {
     use store_api_raw::open::OrderStatus;
 
     use super::*;
+    use crate::deviation::Deviations;
 
     const ORDERS: &contract::ListRules = &contract::LIST_ORDERS_QUERY;
 
@@ -365,7 +366,7 @@ mod tests {
 
     /// The ids of the page, through the indexes and through the plain filter-and-sort of every order.
     fn both_ways(book: &OrderBook, query: &str) -> (Vec<String>, Vec<String>) {
-        let query = ListQuery::parse(Some(query), ORDERS).unwrap();
+        let query = ListQuery::parse(Some(query), ORDERS, Deviations::default()).unwrap();
         let ids = |page: Page| {
             let list: types::OrderList = serde_json::from_slice(&query.envelope(page)).unwrap();
             let ids: Vec<String> = list.items.into_iter().map(|order| order.id).collect();

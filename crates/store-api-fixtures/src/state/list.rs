@@ -13,6 +13,7 @@ use store_api_raw::contract::{Bounds, ListRules, OutOfBounds};
 use store_api_raw::types::{self, SortDirection};
 
 use super::record::Record;
+use crate::deviation::{Deviation, Deviations};
 use crate::error::ApiError;
 
 /// Which filters and sorts an endpoint accepts (others are ignored, like unknown body fields), and its
@@ -28,6 +29,8 @@ pub(crate) struct ListQuery {
     pub filters: Vec<(String, Vec<String>)>,
     /// Sorts in the order applied; createdAt is always last.
     pub sorts: Vec<(String, SortDirection)>,
+    /// Where the emulator differs from the spec on purpose.
+    pub deviations: Deviations,
 }
 
 /// One page of a list: how many items matched, and the envelope written up to the page's items.
@@ -55,7 +58,12 @@ pub(crate) trait Listable {
 impl ListQuery {
     /// Parses the raw query string. Body and query are validated alike: every problem is reported in
     /// one message array.
-    pub fn parse(raw: Option<&str>, spec: ListSpec) -> Result<ListQuery, ApiError> {
+    /// `deviations` are where the emulator differs from the spec on purpose (none by default).
+    pub fn parse(
+        raw: Option<&str>,
+        spec: ListSpec,
+        deviations: Deviations,
+    ) -> Result<ListQuery, ApiError> {
         let mut page = spec.page.default.unwrap_or(1);
         let mut limit = spec.limit.default.unwrap_or(u64::MAX);
         let mut filters: Vec<(String, Vec<String>)> = Vec::new();
@@ -70,6 +78,9 @@ impl ListQuery {
                 },
                 "limit" => match parse_bounded("limit", &value, spec.limit) {
                     Ok(n) => limit = n,
+                    Err(_)
+                        if deviations.has(Deviation::LimitBelowMinimumDefaulted)
+                            && below_minimum(&value, spec.limit) => {}
                     Err(problem) => problems.push(problem),
                 },
                 other => {
@@ -117,6 +128,7 @@ impl ListQuery {
             limit,
             filters,
             sorts,
+            deviations,
         })
     }
 
@@ -201,9 +213,16 @@ impl ListQuery {
 
     /// The list envelope of `page`: its items, the counts and the `query` echo.
     pub fn envelope(&self, page: Page) -> Bytes {
-        let Page { total, count, body } = page;
-        let total_pages = total.div_ceil(self.limit);
+        let Page {
+            mut total,
+            count,
+            body,
+        } = page;
         let skip = self.skip();
+        if skip >= total && self.deviations.has(Deviation::PastEndPageWithoutTotals) {
+            total = 0;
+        }
+        let total_pages = total.div_ceil(self.limit);
         let (start, end) = if count == 0 {
             (0, 0)
         } else {
@@ -266,6 +285,11 @@ fn parse_bounded(name: &str, value: &str, bounds: Bounds) -> Result<u64, String>
     }
 }
 
+/// Whether `value` is an integer below the minimum of `bounds`.
+fn below_minimum(value: &str, bounds: Bounds) -> bool {
+    matches!((value.trim().parse::<i128>(), bounds.min), (Ok(n), Some(min)) if n < i128::from(min))
+}
+
 /// `filter[status]` → `status` for prefix `filter`.
 fn bracketed<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
     key.strip_prefix(prefix)?
@@ -281,10 +305,15 @@ mod tests {
 
     #[test]
     fn defaults_and_the_created_at_tiebreak() {
-        let q = ListQuery::parse(None, ORDERS).unwrap();
+        let q = ListQuery::parse(None, ORDERS, Deviations::default()).unwrap();
         assert_eq!((q.page, q.limit), (1, 50));
         assert_eq!(q.sorts, vec![("createdAt".to_owned(), SortDirection::Desc)]);
-        let q = ListQuery::parse(Some("sort[createdAt]=asc&sort[updatedAt]=desc"), ORDERS).unwrap();
+        let q = ListQuery::parse(
+            Some("sort[createdAt]=asc&sort[updatedAt]=desc"),
+            ORDERS,
+            Deviations::default(),
+        )
+        .unwrap();
         assert_eq!(
             q.sorts,
             vec![
@@ -299,6 +328,7 @@ mod tests {
         let q = ListQuery::parse(
             Some("filter%5Bstatus%5D=pending%2Con_hold&filter[color]=x&foo=1"),
             ORDERS,
+            Deviations::default(),
         )
         .unwrap();
         assert_eq!(
@@ -312,8 +342,12 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_at_once() {
-        let error =
-            ListQuery::parse(Some("page=0&limit=101&sort[updatedAt]=up"), ORDERS).unwrap_err();
+        let error = ListQuery::parse(
+            Some("page=0&limit=101&sort[updatedAt]=up"),
+            ORDERS,
+            Deviations::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             error,
             ApiError::Invalid(vec![
@@ -322,9 +356,15 @@ mod tests {
                 "sort[updatedAt] must be one of the following values: asc, desc".into(),
             ])
         );
-        let huge = ListQuery::parse(Some("page=228789383393040695296"), ORDERS).unwrap();
+        let huge = ListQuery::parse(
+            Some("page=228789383393040695296"),
+            ORDERS,
+            Deviations::default(),
+        )
+        .unwrap();
         assert_eq!(huge.page, u64::MAX);
-        let error = ListQuery::parse(Some("limit=abc&page=1e3"), ORDERS).unwrap_err();
+        let error = ListQuery::parse(Some("limit=abc&page=1e3"), ORDERS, Deviations::default())
+            .unwrap_err();
         assert_eq!(
             error,
             ApiError::Invalid(vec![

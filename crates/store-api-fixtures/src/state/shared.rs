@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::store::State;
 use crate::artwork::Downloader;
 use crate::clock::Clock;
+use crate::deviation::Deviations;
 use crate::faults::FaultQueue;
 use crate::logs::RequestLog;
 use crate::ratelimit::StoreLimiter;
@@ -24,6 +25,8 @@ pub(crate) struct Config {
     pub allow_remote_webhooks: bool,
     /// Total bytes of stored artwork images kept (the oldest evicted beyond it).
     pub image_bytes_cap: usize,
+    /// Where the emulator differs from the spec on purpose (none by default).
+    pub deviations: Deviations,
 }
 
 /// What every handler shares.

@@ -1,0 +1,199 @@
+//! The probe's requests: `GET` only, each sent once (no retry) through the client's limiter and
+//! network, its answer read whole under the client's size limit and timeout, and counted against the
+//! probe's budget.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::HeaderMap;
+use store_api_raw::ApiKey;
+use store_api_raw::hooks::set_api_key;
+use tokio::time::Instant;
+
+use crate::handle::Client;
+use crate::network::{self, NetworkError};
+
+/// A path under the store, and a query string written as the service reads it (`filter[status]=a,b`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub segments: &'a [&'a str],
+    pub query: &'a str,
+}
+
+impl<'a> Target<'a> {
+    pub fn new(segments: &'a [&'a str], query: &'a str) -> Target<'a> {
+        Target { segments, query }
+    }
+}
+
+/// Which key a request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// The client's own key.
+    Own,
+    /// A copy of the client's key with its last character changed: a key the service cannot accept.
+    Wrong,
+}
+
+/// An answer, read whole.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    /// The URL's path, as the service saw it.
+    pub path: String,
+}
+
+impl Answer {
+    /// The body as JSON, if it is JSON.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// A header read as an unsigned integer.
+    pub fn header_u64(&self, name: &str) -> Option<u64> {
+        self.headers.get(name)?.to_str().ok()?.trim().parse().ok()
+    }
+
+    /// The status and the start of the body, for a note.
+    pub fn describe(&self) -> String {
+        let text = String::from_utf8_lossy(&self.body);
+        let text: String = text.chars().take(160).collect();
+        format!("{} {}", self.status, text.trim())
+    }
+}
+
+/// Why a request was not answered.
+#[derive(Debug, Clone)]
+pub(crate) enum NotSent {
+    /// Sending it would exceed the budget.
+    Budget(u32),
+    /// It failed on the way (no connection, a timeout, a body over the size limit).
+    Failed(String),
+}
+
+impl NotSent {
+    pub fn why(&self) -> String {
+        match self {
+            NotSent::Budget(max) => format!("over the probe's budget of {max} requests"),
+            NotSent::Failed(reason) => format!("no answer: {reason}"),
+        }
+    }
+}
+
+/// Sends the probe's requests and counts them.
+pub(crate) struct Wire<'c> {
+    client: &'c Client,
+    pub sent: u32,
+    pub max: u32,
+}
+
+impl<'c> Wire<'c> {
+    pub fn new(client: &'c Client, max: u32) -> Wire<'c> {
+        Wire {
+            client,
+            sent: 0,
+            max,
+        }
+    }
+
+    pub fn store_id(&self) -> &str {
+        self.client.store_id()
+    }
+
+    /// `GET` the target with `key`.
+    pub async fn get(&mut self, target: Target<'_>, key: Key) -> Result<Answer, NotSent> {
+        if self.sent >= self.max {
+            return Err(NotSent::Budget(self.max));
+        }
+        let transport = &self.client.inner.transport;
+        let url = self.url(target)?;
+        let path = url.path().to_owned();
+        let mut request = reqwest::Request::new(reqwest::Method::GET, url);
+        let key = match key {
+            Key::Own => transport.key.current(),
+            Key::Wrong => wrong(&transport.key.current()),
+        };
+        set_api_key(request.headers_mut(), &key).map_err(|e| NotSent::Failed(e.to_owned()))?;
+        let deadline = Instant::now() + transport.timeout;
+        let timed_out = || NotSent::Failed(format!("no answer within {:?}", transport.timeout));
+        tokio::time::timeout_at(deadline, transport.limiter.acquire())
+            .await
+            .map_err(|_| timed_out())?;
+        self.sent += 1;
+        let response = tokio::time::timeout_at(deadline, transport.network.send(request))
+            .await
+            .map_err(|_| timed_out())?
+            .map_err(|error: NetworkError| NotSent::Failed(error.to_string()))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        if let Some(remaining) = headers
+            .get("x-ratelimit-remaining")
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        {
+            transport.limiter.observe_remaining(remaining).await;
+        }
+        if status == 429 {
+            let pause = crate::error::retry_after(&headers).unwrap_or(Duration::from_secs(1));
+            transport
+                .limiter
+                .pause_for(pause.min(transport.max_pause))
+                .await;
+        }
+        let body = network::guard(
+            response,
+            transport.max_response_bytes,
+            deadline,
+            transport.timeout,
+        )
+        .map_err(|failure| NotSent::Failed(failure.to_string()))?
+        .bytes()
+        .await
+        .map_err(|error| NotSent::Failed(error.to_string()))?;
+        Ok(Answer {
+            status,
+            headers,
+            body,
+            path,
+        })
+    }
+
+    fn url(&self, target: Target<'_>) -> Result<url::Url, NotSent> {
+        let mut url = url::Url::parse(self.client.base_url())
+            .map_err(|e| NotSent::Failed(format!("the base URL: {e}")))?;
+        url.path_segments_mut()
+            .map_err(|()| NotSent::Failed("the base URL cannot hold a path".to_owned()))?
+            .pop_if_empty()
+            .extend(["stores", self.client.store_id()])
+            .extend(target.segments);
+        if !target.query.is_empty() {
+            url.set_query(Some(target.query));
+        }
+        Ok(url)
+    }
+}
+
+/// `key` with its last character changed: the same shape, certainly not the store's key.
+fn wrong(key: &ApiKey) -> ApiKey {
+    let mut text = key.expose_secret().to_owned();
+    let last = text.pop();
+    text.push(if last == Some('0') { '1' } else { '0' });
+    ApiKey::new(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wrong_key_differs_from_the_key_in_its_last_character_only() {
+        for key in ["csk_0123456789abcdef0123456789abcdef", "csk_aaaa0", "x"] {
+            let wrong = wrong(&ApiKey::new(key));
+            let (wrong, key) = (wrong.expose_secret(), key);
+            assert_ne!(wrong, key);
+            assert_eq!(wrong.len(), key.len());
+            assert_eq!(wrong[..wrong.len() - 1], key[..key.len() - 1]);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Issue 24: `store_api::doctor` against the emulator. Every probed assumption holds; an emulator made to
+//! deviate on one assumption is reported as differing on exactly that one; only `GET`s are sent (the
+//! emulator's request log says so); the report is pinned by a snapshot of `store-api doctor` (the CLI's
+//! tests).
+
+use store_api::doctor::{DoctorOptions, Report, Verdict, diagnose};
+use store_api::model::{Product, ProductStatus};
+use store_api_fixtures::{Deviation, Emulator, Fault, FaultKind};
+use store_api_tests::{ALPHA, tee_order};
+
+/// The assumptions the probe observes (every other one is reported as not checked).
+const PROBED: &[&str] = &[
+    "page-limit-minimum",
+    "rate-limit-reset",
+    "rate-limit-limit",
+    "rate-limit-headers",
+    "page-past-end",
+    "sort-order",
+    "unknown-filter-values",
+    "external-id-filter-commas",
+    "product-status-values",
+    "order-status-values",
+];
+
+/// An emulator with what every probe can read: two orders with external ids and a product whose status
+/// the spec does not list.
+async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
+    let mut builder = Emulator::builder()
+        .rate_limit(rate_limit)
+        .network_downloads(false);
+    if let Some(deviation) = deviation {
+        builder = builder.deviate(deviation);
+    }
+    let emu = builder.start().await.unwrap();
+    for external_id in ["doctor-1", "doctor-2"] {
+        emu.create_order_in_app(ALPHA, tee_order(Some(external_id)))
+            .unwrap();
+    }
+    let scheduled = Product {
+        name: Some("Scheduled tee".into()),
+        status: Some(ProductStatus::from("scheduled")),
+        ..Default::default()
+    };
+    emu.create_product(ALPHA, scheduled).unwrap();
+    emu
+}
+
+/// [`emulator`] and the doctor's report on it (with `options`).
+async fn diagnosed(
+    rate_limit: bool,
+    deviation: Option<Deviation>,
+    options: DoctorOptions,
+) -> (Emulator, Report) {
+    let emu = emulator(rate_limit, deviation).await;
+    let client = emu.client(ALPHA).unwrap();
+    let report = diagnose(&client, &options).await;
+    (emu, report)
+}
+
+fn verdicts(report: &Report) -> Vec<(&str, &Verdict)> {
+    report
+        .stated
+        .iter()
+        .chain(&report.assumptions)
+        .map(|finding| (finding.id, &finding.verdict))
+        .collect()
+}
+
+/// The probe's ids with the verdict it gave, for the assertions' messages.
+fn held_or_not(report: &Report) -> Vec<&str> {
+    verdicts(report)
+        .into_iter()
+        .filter(|(_, verdict)| matches!(verdict, Verdict::Held { .. }))
+        .map(|(id, _)| id)
+        .collect()
+}
+
+#[tokio::test]
+async fn against_the_emulator_every_probed_fact_holds_and_only_gets_are_sent() {
+    let (emu, report) = diagnosed(false, None, DoctorOptions::default()).await;
+
+    assert_eq!(report.differing().count(), 0, "{report}");
+    for finding in &report.stated {
+        assert!(matches!(finding.verdict, Verdict::Held { .. }), "{report}");
+    }
+    let held = held_or_not(&report);
+    for id in PROBED {
+        assert!(held.contains(id), "{id} did not hold:\n{report}");
+    }
+    // Every other assumption is listed as not checked, none forgotten.
+    assert_eq!(
+        report.assumptions.len(),
+        store_api_raw::contract::ASSUMPTIONS.len()
+    );
+    let unknown = report.assumption("product-status-values").unwrap();
+    assert!(
+        matches!(&unknown.verdict, Verdict::Held { seen: Some(seen) } if seen.contains("status scheduled")),
+        "{report}"
+    );
+
+    let requests = emu.requests(ALPHA).unwrap();
+    assert_eq!(requests.len(), report.requests as usize, "{requests:?}");
+    assert!(report.requests <= report.max_requests);
+    assert!(
+        requests.iter().all(|request| request.method == "GET"),
+        "{requests:?}"
+    );
+}
+
+#[tokio::test]
+async fn with_the_real_rate_limit_the_reset_header_is_read_as_seconds() {
+    // The bucket drains while the probe runs, so X-RateLimit-Reset is not always 0 here.
+    let (_emu, report) = diagnosed(true, None, DoctorOptions::default()).await;
+    assert_eq!(report.differing().count(), 0, "{report}");
+    for id in ["rate-limit-reset", "rate-limit-headers", "rate-limit-limit"] {
+        assert!(held_or_not(&report).contains(&id), "{report}");
+    }
+}
+
+#[tokio::test]
+async fn each_deviation_of_the_emulator_is_reported_as_exactly_that_assumption_differing() {
+    for deviation in Deviation::ALL {
+        let (emu, report) = diagnosed(false, Some(*deviation), DoctorOptions::default()).await;
+        let differing: Vec<&str> = report.differing().map(|finding| finding.id).collect();
+        assert_eq!(
+            differing,
+            [deviation.assumption()],
+            "{deviation:?}:\n{report}"
+        );
+        assert!(
+            emu.requests(ALPHA)
+                .unwrap()
+                .iter()
+                .all(|request| request.method == "GET")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_small_budget_is_kept_and_what_it_leaves_out_is_not_checked() {
+    let (emu, report) = diagnosed(false, None, DoctorOptions::default().max_requests(3)).await;
+    assert_eq!(report.requests, 3);
+    assert_eq!(emu.requests(ALPHA).unwrap().len(), 3);
+    assert_eq!(report.differing().count(), 0, "{report}");
+    let page_past_end = report.assumption("page-past-end").unwrap();
+    assert!(
+        matches!(&page_past_end.verdict, Verdict::NotChecked { why } if why.contains("budget of 3")),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn no_service_is_no_answer_not_a_difference() {
+    let emu = emulator(false, None).await;
+    let client = emu.client(ALPHA).unwrap();
+    drop(emu);
+    let report = diagnose(&client, &DoctorOptions::default()).await;
+    assert_eq!(report.differing().count(), 0, "{report}");
+    assert!(
+        verdicts(&report)
+            .iter()
+            .all(|(_, verdict)| matches!(verdict, Verdict::NotChecked { .. })),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn a_429_is_not_a_difference_but_a_fact_not_checked() {
+    let emu = emulator(false, None).await;
+    emu.inject_fault(
+        Fault::new(FaultKind::RateLimited {
+            retry_after: "0".into(),
+        })
+        .operation("get_status")
+        .times(1),
+    )
+    .unwrap();
+    let client = emu.client(ALPHA).unwrap();
+    let report = diagnose(&client, &DoctorOptions::default()).await;
+    assert_eq!(report.differing().count(), 0, "{report}");
+    let status = report.stated.iter().find(|f| f.id == "status").unwrap();
+    assert!(
+        matches!(&status.verdict, Verdict::NotChecked { why } if why.contains("429")),
+        "{report}"
+    );
+}
