@@ -67,8 +67,11 @@ pub enum AttemptResult {
     /// 2xx whose body could not be read, or carried another order than this one; the order was then
     /// looked up by its external id.
     CreatedUnreadable,
-    /// Another HTTP status.
+    /// Another HTTP status: the service's own refusal (400, 401, 404, 413 with its envelope), a 429,
+    /// or a 5xx.
     Status(u16),
+    /// An answer of something on the way, not the service's (a firewall's or a gateway's page).
+    Intermediary(u16),
     /// No answer within the timeout.
     Timeout,
     /// The connection failed or was reset.
@@ -77,6 +80,20 @@ pub enum AttemptResult {
     Redirected(u16),
     /// Nothing was sent: the attempt's deadline passed while it waited for the rate limiter.
     NotSent,
+}
+
+impl AttemptResult {
+    /// Whether this attempt may have placed the order. Only an attempt never sent, a 409 (the id was
+    /// taken already), the service's own refusal and a 429 did not; anything else (a timeout, a reset,
+    /// a 5xx, a redirect, an intermediary's page, an unreadable success) may have.
+    pub fn may_have_been_processed(&self) -> bool {
+        !matches!(
+            self,
+            AttemptResult::NotSent
+                | AttemptResult::AlreadyExists
+                | AttemptResult::Status(400..=499)
+        )
+    }
 }
 
 /// One attempt of a submission.
@@ -437,7 +454,10 @@ impl Orders<'_> {
                     _ if error::is_service_refusal(&error) => Answer::Refused(error),
                     // 5xx, and answers of something on the way: the order may exist.
                     _ => Answer::Retry {
-                        result: AttemptResult::Status(status),
+                        result: match error {
+                            Error::Intermediary { .. } => AttemptResult::Intermediary(status),
+                            _ => AttemptResult::Status(status),
+                        },
                         outcome: Outcome::Status(status, None),
                         error,
                     },

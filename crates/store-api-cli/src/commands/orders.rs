@@ -132,7 +132,7 @@ async fn submit(
     let this_run = submission
         .attempts
         .iter()
-        .find(|attempt| may_have_been_processed(&attempt.result));
+        .find(|attempt| attempt.result.may_have_been_processed());
     let (outcome, headline, by_this_run) = match (&submission.submitted, this_run) {
         (Submitted::AlreadyExisted(existing), Some(attempt)) => (
             "alreadyExisted",
@@ -176,19 +176,6 @@ async fn submit(
     Ok(())
 }
 
-/// Whether an attempt that got `result` may have created the order. Only an attempt never sent and the
-/// answers that say nothing was processed are known not to have: the 409 (the id is taken), a 400, a
-/// 401 and a 429. Anything else (a timeout, a reset, a 5xx, a redirect, another status, an unreadable
-/// success, a result this command does not know) may have.
-fn may_have_been_processed(result: &AttemptResult) -> bool {
-    !matches!(
-        result,
-        AttemptResult::NotSent
-            | AttemptResult::AlreadyExists
-            | AttemptResult::Status(400 | 401 | 429)
-    )
-}
-
 /// What an attempt got, after "attempt N".
 fn what_it_got(result: &AttemptResult) -> String {
     match result {
@@ -199,6 +186,9 @@ fn what_it_got(result: &AttemptResult) -> String {
             "was answered with a success whose body could not be read".to_owned()
         }
         AttemptResult::Redirected(status) => format!("was redirected ({status}, not followed)"),
+        AttemptResult::Intermediary(status) => {
+            format!("was answered {status} by something on the way, not the service")
+        }
         other => format!("ended with {other:?}"),
     }
 }
@@ -272,7 +262,7 @@ mod tests {
             AttemptResult::Status(401),
             AttemptResult::Status(429),
         ] {
-            assert!(!may_have_been_processed(&result), "{result:?}");
+            assert!(!result.may_have_been_processed(), "{result:?}");
         }
         for result in [
             AttemptResult::Created,
@@ -280,11 +270,11 @@ mod tests {
             AttemptResult::Timeout,
             AttemptResult::Connection,
             AttemptResult::Redirected(307),
-            AttemptResult::Status(403),
-            AttemptResult::Status(408),
+            AttemptResult::Intermediary(403),
+            AttemptResult::Intermediary(408),
             AttemptResult::Status(503),
         ] {
-            assert!(may_have_been_processed(&result), "{result:?}");
+            assert!(result.may_have_been_processed(), "{result:?}");
         }
     }
 }
