@@ -32,8 +32,8 @@ pub const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;
 /// [`ClientBuilder::max_rate_limit_pause`].
 pub const DEFAULT_MAX_RATE_LIMIT_PAUSE: Duration = Duration::from_secs(10);
 
-/// Timeout of one attempt (its rate-limiter wait, its connection, its answer and the answer's body)
-/// unless [`ClientBuilder::timeout`] sets another.
+/// Timeout of one attempt (its connection, its answer and the answer's body, from the moment the rate
+/// limiter lets it go) unless [`ClientBuilder::timeout`] sets another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most bytes of one answer's body the client reads unless
@@ -276,8 +276,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The most one attempt may take (default [`DEFAULT_TIMEOUT`], 30 s): its wait for the rate
-    /// limiter, its connection, its answer and the answer's whole body. The client enforces it itself,
+    /// The most one attempt may take once the rate limiter lets it go (default [`DEFAULT_TIMEOUT`],
+    /// 30 s): its connection, its answer and the answer's whole body. The client enforces it itself,
     /// whatever HTTP client or [`network`](Self::network) carries the request.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);

@@ -112,9 +112,9 @@ pub(crate) enum Failure {
     /// The exchange broke after the request may have left.
     #[error("the connection broke: {0}")]
     Broken(#[source] BoxError),
-    /// The attempt's deadline passed (`sent`: after the request was handed to the network).
+    /// The attempt's deadline passed after the request was handed to the network.
     #[error("no complete answer within {timeout:?}")]
-    Deadline { timeout: Duration, sent: bool },
+    Deadline { timeout: Duration },
     /// The answer's body is larger than the client reads.
     #[error("the answer is larger than {limit} bytes")]
     TooLarge { limit: usize },
@@ -134,8 +134,10 @@ impl Failure {
     pub(crate) fn sent(&self) -> bool {
         match self {
             Failure::NotConnected(_) | Failure::OffBase { .. } => false,
-            Failure::Deadline { sent, .. } => *sent,
-            Failure::Broken(_) | Failure::TooLarge { .. } | Failure::Redirected { .. } => true,
+            Failure::Deadline { .. }
+            | Failure::Broken(_)
+            | Failure::TooLarge { .. }
+            | Failure::Redirected { .. } => true,
         }
     }
 }
@@ -266,11 +268,7 @@ impl http_body::Body for Guarded {
         ready!(self.deadline.as_mut().poll(cx));
         self.failed = true;
         let timeout = self.timeout;
-        Poll::Ready(Some(Err(Failure::Deadline {
-            timeout,
-            sent: true,
-        }
-        .into())))
+        Poll::Ready(Some(Err(Failure::Deadline { timeout }.into())))
     }
 
     fn is_end_stream(&self) -> bool {

@@ -78,7 +78,7 @@ pub enum AttemptResult {
     Connection,
     /// A redirect (3xx), not followed.
     Redirected(u16),
-    /// Nothing was sent: the attempt's deadline passed while it waited for the rate limiter.
+    /// Nothing was sent: the request was for another origin than the base URL's.
     NotSent,
 }
 
@@ -109,7 +109,7 @@ pub struct Attempt {
 }
 
 /// The result of [`Orders::submit`]: the order and every attempt it took (every `POST` it sent, plus
-/// any attempt whose deadline passed before it could be sent, marked [`AttemptResult::NotSent`]).
+/// any attempt that was refused before it could be sent, marked [`AttemptResult::NotSent`]).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Submission {
@@ -189,8 +189,8 @@ impl Orders<'_> {
         let transport = &self.client.inner.transport;
         let timeout = transport.timeout;
         // What the lookups that settle an outcome may take: one read call's worth (its retries, and its
-        // last attempt).
-        let settle_time = transport.policy.max_elapsed + timeout;
+        // last attempt after the longest wait the limiter imposes).
+        let settle_time = transport.policy.max_elapsed + transport.max_pause + timeout;
         match self.preflight(order).await {
             Ok(()) => {}
             Err(refusal @ Error::Invalid { .. }) => {
@@ -213,10 +213,7 @@ impl Orders<'_> {
         let mut last: Option<Error> = None;
         for number in 1.. {
             let attempt_started = Instant::now();
-            let answer = match self
-                .post_once(order, external_id, number, attempt_started + timeout)
-                .await
-            {
+            let answer = match self.post_once(order, external_id, number).await {
                 Ok(answer) => answer,
                 Err(local) => return Err(undecided_or(ambiguous, local)),
             };
@@ -353,15 +350,10 @@ impl Orders<'_> {
     }
 
     /// One `POST /orders`, through the limiter but not the transport's retries (this is the only retry
-    /// layer of a submission), ending by `deadline` and classified by its HTTP status before anything is
+    /// layer of a submission), ending within the client's timeout once the limiter lets it go, and
+    /// classified by its HTTP status before anything is
     /// decoded.
-    async fn post_once(
-        &self,
-        order: &NewOrder,
-        external_id: &str,
-        number: u32,
-        deadline: Instant,
-    ) -> Result<Answer> {
+    async fn post_once(&self, order: &NewOrder, external_id: &str, number: u32) -> Result<Answer> {
         let inner = &self.client.inner;
         let http = progenitor_client::ClientInfo::client(&inner.raw);
         let path = store_api_raw::contract::CREATE_ORDER.path.replace(
@@ -382,7 +374,7 @@ impl Orders<'_> {
             .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
         let (sent, outcome) = inner
             .transport
-            .send_once(request, "create_order", number, deadline)
+            .send_once(request, "create_order", number)
             .await;
         let response = match sent {
             Ok(response) => response,

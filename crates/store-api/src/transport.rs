@@ -66,10 +66,7 @@ impl ClientTransport {
         loop {
             let spare = current.try_clone();
             let sent_key = self.key.current();
-            let deadline = Instant::now() + self.timeout;
-            let (result, outcome) = self
-                .send_once(current, operation_id, attempt, deadline)
-                .await;
+            let (result, outcome) = self.send_once(current, operation_id, attempt).await;
             let decision = match spare {
                 // A 401 to a key the handle no longer holds: the request crossed a rotation in flight.
                 // Nothing was processed (the key is checked first), so it is sent again at once with
@@ -101,7 +98,7 @@ impl ClientTransport {
                         "retrying"
                     );
                     // No retry starts after the policy's time is up: the call ends within
-                    // `max_elapsed` plus one attempt's timeout.
+                    // `max_elapsed` plus one attempt (a limiter's wait and a timeout).
                     let left = self.policy.max_elapsed.saturating_sub(started.elapsed());
                     tokio::time::sleep(wait.min(left)).await;
                     current = spare;
@@ -115,14 +112,14 @@ impl ClientTransport {
     /// Sends one request under the rate limiter, in a span, with the user's hooks around it and the
     /// key the handle holds now, and follows the rate-limit headers of the answer:
     /// `X-RateLimit-Remaining: 0` and a 429's `Retry-After` (capped at `max_pause`) pause the whole
-    /// store. Everything the attempt does, the limiter's wait and the answer's body included, ends by
-    /// `deadline`; a redirect comes back as an error, never followed.
+    /// store. Once the limiter lets it go (after at most `max_pause` for the in-process limiter), the
+    /// exchange and the answer's body end within the client's timeout; a redirect comes back as an
+    /// error, never followed.
     pub(crate) async fn send_once(
         &self,
         mut request: reqwest::Request,
         operation_id: &'static str,
         attempt: u32,
-        deadline: Instant,
     ) -> (reqwest::Result<reqwest::Response>, Outcome) {
         let origin = request.url().origin();
         if origin != self.origin {
@@ -134,19 +131,8 @@ impl ClientTransport {
                 Outcome::ConnectFailed,
             );
         }
-        if tokio::time::timeout_at(deadline, self.limiter.acquire())
-            .await
-            .is_err()
-        {
-            let failure = Failure::Deadline {
-                timeout: self.timeout,
-                sent: false,
-            };
-            return (
-                Err(network::into_reqwest_error(failure).await),
-                Outcome::ConnectFailed,
-            );
-        }
+        self.limiter.acquire().await;
+        let deadline = Instant::now() + self.timeout;
         let info = AttemptInfo {
             method: request.method().clone(),
             operation_id,
@@ -203,7 +189,6 @@ impl ClientTransport {
             Err(_elapsed) => {
                 let failure = Failure::Deadline {
                     timeout: self.timeout,
-                    sent: true,
                 };
                 let error = network::into_reqwest_error(failure).await;
                 (Err(error), Outcome::NoAnswer, AttemptOutcome::TimedOut)

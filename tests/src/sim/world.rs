@@ -284,8 +284,9 @@ impl World {
         let external_id = format!("{}-{}", self.tag, self.submissions);
         let order = tee_submission(&external_id);
         let client = self.client.clone();
-        let budget =
-            self.submit_policy.max_elapsed + self.read_policy.max_elapsed + self.timeout * 2;
+        let budget = self.submit_policy.max_elapsed
+            + self.read_policy.max_elapsed
+            + (self.timeout + store_api::DEFAULT_MAX_RATE_LIMIT_PAUSE) * 2;
         let mut verdict = Verdict::default();
         let Some(result) = watch(&mut verdict, "submit", budget, async move {
             client.orders().submit(&order).await
@@ -396,9 +397,11 @@ impl World {
         u32::try_from(self.listed.len().div_ceil(READ_PAGE as usize) + 1).unwrap_or(u32::MAX)
     }
 
-    /// What `calls` read calls may take: each its read policy's time and one attempt's timeout.
+    /// What `calls` read calls may take: each its read policy's time and one more attempt (the longest
+    /// pause of the limiter, and a timeout).
     fn read_budget(&self, calls: u32) -> Duration {
-        (self.read_policy.max_elapsed + self.timeout) * calls
+        (self.read_policy.max_elapsed + store_api::DEFAULT_MAX_RATE_LIMIT_PAUSE + self.timeout)
+            * calls
     }
 
     /// Every item is an order the service holds, none twice; a walk that ended without an error read
