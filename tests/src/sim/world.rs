@@ -123,8 +123,21 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Records `invariant` as checked once per run, broken if any of its checks in the run failed.
     fn check(&mut self, invariant: Invariant, held: bool, why: impl FnOnce() -> String) {
-        self.checks.push((invariant, (!held).then(why)));
+        let broken = (!held).then(why);
+        match self
+            .checks
+            .iter_mut()
+            .find(|(checked, _)| *checked == invariant)
+        {
+            Some((_, first)) => {
+                if first.is_none() {
+                    *first = broken;
+                }
+            }
+            None => self.checks.push((invariant, broken)),
+        }
     }
 
     /// The broken invariants, with what broke each.

@@ -351,9 +351,10 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          3 reads of `get`, `pages` and `stream`, drawn from 11 kinds: delivered, lost before the \
          service, processed and the answer lost, reset, truncated, late, endless, a redirect to another \
          host, a 4xx or a 5xx page of something on the way, a 429; their parameters turn with the \
-         position), then seeded random submissions of any length over every parameter and a cache's \
-         stale answer ({} schedules, seed {}). After each run the invariants are checked against what \
-         the emulator holds; a violation prints the run and the one command that replays it.",
+         position), then seeded random schedules of any length over every parameter and a cache's stale \
+         answer ({} schedules, seed {}; nine in ten submissions, the rest shared by the three reads). \
+         After each run each invariant is checked against what the emulator holds and counted once \
+         for the run; a violation prints the run and the one command that replays it.",
         number("sim_exhaustive_schedules"),
         number("sim_random_schedules"),
         number("sim_seed")
