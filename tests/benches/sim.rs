@@ -45,7 +45,7 @@ fn main() {
         (true, true) => QUICK_RANDOM,
         (true, false) => FULL_SCHEDULES.saturating_sub(exhaustive).max(QUICK_RANDOM),
     };
-    let reads = [Scenario::Get, Scenario::Pages, Scenario::Stream];
+    let reads = Scenario::READS;
     let per_read = (random as f64 * READ_SHARE / reads.len() as f64) as u64;
     let submissions = random - per_read * reads.len() as u64;
     reports.push(sim::random(

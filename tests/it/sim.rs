@@ -33,7 +33,7 @@ fn every_schedule_of_a_submission_keeps_every_invariant() {
 
 #[test]
 fn every_schedule_of_the_reads_keeps_every_invariant() {
-    for scenario in [Scenario::Get, Scenario::Pages, Scenario::Stream] {
+    for scenario in Scenario::READS {
         assert_clean(&sim::exhaustive(scenario, &Exchange::EXHAUSTIVE, 2));
     }
 }
@@ -47,7 +47,7 @@ fn random_schedules_beyond_the_exhaustive_depth_keep_every_invariant() {
         0.4,
         2,
     ));
-    for scenario in [Scenario::Get, Scenario::Pages, Scenario::Stream] {
+    for scenario in Scenario::READS {
         assert_clean(&sim::random(scenario, seed(), RANDOM_READS, 0.5, 2));
     }
 }

@@ -1,7 +1,7 @@
 //! One simulated world: an emulator, a client on the simulated network, and the scenarios run in it
 //! with the invariants each must keep.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -46,6 +46,8 @@ impl Scenario {
         Scenario::Pages,
         Scenario::Stream,
     ];
+    /// The scenarios that only read.
+    pub const READS: [Scenario; 3] = [Scenario::Get, Scenario::Pages, Scenario::Stream];
 
     /// Its name, in reports and replays.
     pub fn name(self) -> &'static str {
@@ -118,25 +120,16 @@ impl Invariant {
 /// What one run kept and broke.
 #[derive(Debug, Default)]
 pub struct Verdict {
-    /// The invariants checked, each with `None` when it held or what broke it.
-    pub checks: Vec<(Invariant, Option<String>)>,
+    /// The invariants checked in the run, each once: `None` when it held, else what first broke it.
+    pub checks: BTreeMap<Invariant, Option<String>>,
 }
 
 impl Verdict {
-    /// Records `invariant` as checked once per run, broken if any of its checks in the run failed.
+    /// Records a check of `invariant`; the run breaks it if any of its checks failed.
     fn check(&mut self, invariant: Invariant, held: bool, why: impl FnOnce() -> String) {
-        let broken = (!held).then(why);
-        match self
-            .checks
-            .iter_mut()
-            .find(|(checked, _)| *checked == invariant)
-        {
-            Some((_, first)) => {
-                if first.is_none() {
-                    *first = broken;
-                }
-            }
-            None => self.checks.push((invariant, broken)),
+        let first = self.checks.entry(invariant).or_default();
+        if first.is_none() && !held {
+            *first = Some(why());
         }
     }
 
