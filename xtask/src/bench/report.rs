@@ -71,6 +71,22 @@ pub fn table(summary: &Summary) -> String {
                 .map_or(String::new(), |f| format!("  FAILED: {f}"))
         );
     }
+    // Repeated last: a log cut to its tail (a CI page) still names what failed.
+    for row in summary.rows.iter().filter(|r| r.fails()) {
+        let why = match &row.verdict {
+            Verdict::NotMeasured(why) => format!(" ({why})"),
+            _ => String::new(),
+        };
+        let _ = write!(
+            out,
+            "
+FAILS: {}: measured {}{why}, target {}, {}",
+            row.figure.label,
+            measured(row),
+            row.figure.target.describe(row.figure.unit),
+            gate(row)
+        );
+    }
     out
 }
 
@@ -649,6 +665,30 @@ mod tests {
             assert!(text.contains(expected), "missing {expected:?} in\n{text}");
         }
         assert!(summary.failed());
+    }
+
+    #[test]
+    fn the_terminal_table_ends_with_what_failed() {
+        let (failing, _) = summary("decode_ratio=1.2\nrate_limit_429=0\n");
+        let text = table(&failing);
+        let tail: Vec<&str> = text
+            .lines()
+            .rev()
+            .take_while(|l| l.starts_with("FAILS: "))
+            .collect();
+        for expected in [
+            "FAILS: page decode: client path ÷ serde_json::Value: measured 1.200, target ≤ 1, fails beyond ±5%",
+            "FAILS: exactly-once: lost: measured not measured (crashed), target = 0, zero tolerance",
+        ] {
+            assert!(
+                tail.contains(&expected),
+                "missing {expected:?} at the end of\n{text}"
+            );
+        }
+        assert!(
+            !tail.iter().any(|l| l.contains("rate-limit 429")),
+            "a passing figure listed as failing:\n{text}"
+        );
     }
 
     #[test]
