@@ -192,6 +192,7 @@ impl RedisConfig {
     fn cluster_client(
         &self,
         timeout: Duration,
+        retries: Retries,
     ) -> Result<redis::cluster::ClusterClient, RedisError> {
         let builder =
             redis::cluster::ClusterClientBuilder::new(self.nodes.iter().map(String::as_str))
@@ -199,7 +200,10 @@ impl RedisConfig {
                 .response_timeout(timeout)
                 // A failover moves slots within seconds: retry redirections and refused connections
                 // quickly; the command timeout bounds the whole exchange anyway.
-                .retries(4)
+                .retries(match retries {
+                    Retries::ByTheLibrary => 4,
+                    Retries::ByTheCaller => 0,
+                })
                 .min_retry_wait(20)
                 .max_retry_wait(200);
         #[cfg(feature = "tls")]
@@ -255,6 +259,18 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// Who retries a cluster command that failed (a refused connection, a redirection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retries {
+    /// The client library, a few times within the command timeout.
+    ByTheLibrary,
+    /// The caller. The library resends a failed command on whichever connection it has then, even
+    /// to another node: a `WAIT` resent there measures that connection's writes (none), not the
+    /// write it was sent to confirm.
+    #[cfg_attr(not(feature = "dedupe"), allow(dead_code))]
+    ByTheCaller,
+}
+
 /// A live link to Redis: one server's connection manager or a cluster connection. Both reconnect by
 /// themselves; the cluster one also follows slot moves.
 #[derive(Clone)]
@@ -307,6 +323,7 @@ pub(crate) struct Connection {
     #[cfg(feature = "cluster")]
     cluster: Option<redis::cluster::ClusterClient>,
     link: OnceCell<Link>,
+    retries: Retries,
     pub timeout: Duration,
 }
 
@@ -321,7 +338,11 @@ impl fmt::Debug for Connection {
 
 impl Connection {
     /// Checks the URLs and certificates; connects nothing.
-    pub fn open(config: RedisConfig, timeout: Duration) -> Result<Connection, RedisError> {
+    pub fn open(
+        config: RedisConfig,
+        timeout: Duration,
+        retries: Retries,
+    ) -> Result<Connection, RedisError> {
         config.check()?;
         // rustls needs a process-wide provider when more than one is compiled in: ring, as elsewhere
         // in the SDK, unless the program installed its own.
@@ -335,11 +356,12 @@ impl Connection {
             single: config.single_client()?,
             #[cfg(feature = "cluster")]
             cluster: match config.topology {
-                Topology::Cluster => Some(config.cluster_client(timeout)?),
+                Topology::Cluster => Some(config.cluster_client(timeout, retries)?),
                 _ => None,
             },
             config,
             link: OnceCell::new(),
+            retries,
             timeout,
         })
     }
@@ -368,7 +390,7 @@ impl Connection {
         if cluster {
             let client = match &self.cluster {
                 Some(client) => client.clone(),
-                None => self.config.cluster_client(self.timeout)?,
+                None => self.config.cluster_client(self.timeout, self.retries)?,
             };
             return Ok(Link::Cluster(client.get_async_connection().await?));
         }
@@ -395,6 +417,40 @@ impl Connection {
             .query_async(&mut probe)
             .await?;
         Ok(info.lines().any(|line| line.trim() == "cluster_enabled:1"))
+    }
+
+    /// Whether the link is a Redis Cluster connection (connecting first, which detects it when asked).
+    #[cfg(feature = "dedupe")]
+    pub async fn is_cluster(&self) -> Result<bool, RedisError> {
+        Ok(match self.link().await? {
+            Link::Single(_) => false,
+            #[cfg(feature = "cluster")]
+            Link::Cluster(_) => true,
+        })
+    }
+
+    /// `WAIT replicas within` on every primary this connection writes to: waits until that many
+    /// replicas of each acknowledged this connection's writes, or `within` passed (at most three
+    /// quarters of the command timeout); answers the fewest that did on any primary.
+    ///
+    /// Replication is asynchronous: a write a primary acknowledged is lost if it dies before a
+    /// replica copied it and that replica is promoted. Once `WAIT` answered `n ≥ 1`, every write
+    /// this connection had been answered before it was sent is on a replica. (The connection is
+    /// multiplexed and not retried by the library: see [`Retries::ByTheCaller`].)
+    #[cfg(feature = "dedupe")]
+    pub async fn wait_for_replicas(
+        &self,
+        replicas: u32,
+        within: Duration,
+    ) -> Result<u32, RedisError> {
+        // Within the connection's own response timeout, so that a primary merely short of replicas
+        // answers (with how many) instead of timing out like a dead one.
+        let within = within.min(self.timeout * 3 / 4);
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(replicas)
+            .arg(u64::try_from(within.as_millis()).unwrap_or(u64::MAX).max(1));
+        // On a cluster the library sends it to every primary and answers the minimum.
+        self.query(&wait).await
     }
 
     /// Runs `command` with a bound on the whole exchange.
@@ -438,7 +494,7 @@ mod tests {
         let config = RedisConfig::cluster(["redis://127.0.0.1:1", "redis://127.0.0.1:2"])
             .topology(Topology::Standalone);
         assert!(matches!(
-            Connection::open(config, DEFAULT_COMMAND_TIMEOUT),
+            Connection::open(config, DEFAULT_COMMAND_TIMEOUT, Retries::ByTheLibrary),
             Err(RedisError::Config(_))
         ));
     }
@@ -446,7 +502,8 @@ mod tests {
     #[test]
     fn a_certificate_needs_a_tls_url() {
         let config = RedisConfig::new("redis://127.0.0.1:1").ca_certificate(b"not pem".to_vec());
-        let error = Connection::open(config, DEFAULT_COMMAND_TIMEOUT).unwrap_err();
+        let error =
+            Connection::open(config, DEFAULT_COMMAND_TIMEOUT, Retries::ByTheLibrary).unwrap_err();
         assert!(error.to_string().contains("rediss://"), "{error}");
     }
 
@@ -454,6 +511,6 @@ mod tests {
     #[test]
     fn a_certificate_that_is_not_pem_is_refused_at_build() {
         let config = RedisConfig::new("rediss://127.0.0.1:1").ca_certificate(b"not pem".to_vec());
-        assert!(Connection::open(config, DEFAULT_COMMAND_TIMEOUT).is_err());
+        assert!(Connection::open(config, DEFAULT_COMMAND_TIMEOUT, Retries::ByTheLibrary).is_err());
     }
 }

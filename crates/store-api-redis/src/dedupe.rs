@@ -1,12 +1,14 @@
 //! Webhook events processed once across replicas, on Redis.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use redis::Script;
 use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, DedupeError, DedupeFuture};
 
-use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT, RedisConfig};
+use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT, RedisConfig, Retries};
 use crate::error::RedisError;
 use crate::keys;
 
@@ -21,6 +23,18 @@ pub const DEFAULT_DONE_TTL: Duration = Duration::from_secs(15 * 24 * 3600);
 
 /// How long `complete` waits between attempts while Redis cannot answer (a cluster failing over).
 const COMPLETE_RETRY: Duration = Duration::from_millis(100);
+
+/// How long a claim waits between attempts while slots move (a redirection, a refused connection).
+const CLAIM_RETRY: Duration = Duration::from_millis(20);
+
+/// How long a claim or a done marker waits for its replicas' acknowledgement (`WAIT`): 250 ms. On a
+/// healthy primary they answer within a millisecond; a primary that has no replica left (its own
+/// was just promoted away from it, or is down) answers after this long.
+pub const DEFAULT_REPLICA_ACK_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// After replicas did not acknowledge in time, how long writes go on without waiting for them (the
+/// connection to a primary carries every caller's commands, and `WAIT` holds it for its timeout).
+const UNREPLICATED_BACKOFF: Duration = Duration::from_secs(5);
 
 /// The value of a done marker. Claims hold `claim:<owner token>`, which can never equal it.
 const DONE: &str = "done";
@@ -68,13 +82,23 @@ return 0
 /// - Restarted: the markers survive only if Redis persists them (`appendonly yes`, and
 ///   `appendfsync always` to lose nothing); otherwise a delivery retried after the restart is
 ///   processed again.
-/// - A primary killed and its replica promoted: replication is asynchronous, so a claim or a done
-///   marker written in the last moments before the crash, and not yet copied, is gone on the replica.
-///   A lost done marker lets a later delivery of that event run again; a lost claim lets another
-///   delivery run while the first still does. Everything written before that instant holds.
-/// - A slot moving between primaries (resharding): each key moves atomically (`MIGRATE`) and the
-///   client follows `ASK`/`MOVED`, so a claim is taken on whichever primary holds the key: all
-///   guarantees hold.
+/// - A primary killed and its replica promoted: replication is asynchronous, so each claim and each
+///   done marker waits until a replica acknowledged it (`WAIT`, see
+///   [`RedisDedupeBuilder::replica_acks`]; on by default on a Redis Cluster) before the handler runs
+///   or `complete` returns. A claim whose primary dies before that is answered as an error (the
+///   handler does not run, the receiver answers 5xx, the service delivers again); so everything a
+///   handler relied on is on the replica that takes over, and every event is still processed once.
+///   When the primary has no replica answering within [`DEFAULT_REPLICA_ACK_TIMEOUT`] (its replica
+///   is down, or it is the replica just promoted and nothing replaced it), writes go on unreplicated
+///   for a few seconds at a time (logged at `warn` once, `info` when replicas answer again): a second
+///   failover in that window is like a restart without persistence. With `replica_acks(0)` (the
+///   default on one server), a claim or a done marker written in the last moments before a crash
+///   can be lost: a lost done marker lets a later delivery of that event run again; a lost claim
+///   lets another delivery run while the first still does.
+/// - A slot moving between primaries (resharding): each key moves atomically (`MIGRATE`), so all
+///   guarantees hold. The dedupe's connection does not let the redis library resend commands (a
+///   `WAIT` resent on another connection would confirm nothing): a claim on a key of a slot in
+///   mid-migration is refused (5xx, retried by the service) until that slot's migration ends.
 ///
 /// ```no_run
 /// use store_api_webhooks::dedupe::{Processed, process_once};
@@ -93,6 +117,22 @@ pub struct RedisDedupe {
     done_ttl: Duration,
     begin: Script,
     abandon: Script,
+    /// Replicas that must acknowledge a write; `None`: one on a cluster, none on one server.
+    replica_acks: Option<u32>,
+    replica_ack_timeout: Duration,
+    /// Until when writes go on without waiting for replicas (they did not answer in time).
+    unreplicated_until: Mutex<Option<Instant>>,
+    /// Whether the last wait for replicas fell short (to log the change once).
+    unreplicated: AtomicBool,
+    /// The last `WAIT` answered; held while one is in flight.
+    last_round: tokio::sync::Mutex<Option<Round>>,
+}
+
+/// A `WAIT` that was answered: when it was sent, and how many replicas acknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Round {
+    sent: Instant,
+    acknowledged: u32,
 }
 
 impl fmt::Debug for RedisDedupe {
@@ -101,6 +141,7 @@ impl fmt::Debug for RedisDedupe {
             .field("prefix", &self.prefix)
             .field("lease", &self.lease)
             .field("done_ttl", &self.done_ttl)
+            .field("replica_acks", &self.replica_acks)
             .field("connection", &self.connection)
             .finish_non_exhaustive()
     }
@@ -116,6 +157,8 @@ pub struct RedisDedupeBuilder {
     lease: Duration,
     done_ttl: Duration,
     timeout: Duration,
+    replica_acks: Option<u32>,
+    replica_ack_timeout: Duration,
 }
 
 impl RedisDedupeBuilder {
@@ -130,6 +173,22 @@ impl RedisDedupeBuilder {
     /// How long done markers are kept (default [`DEFAULT_DONE_TTL`]; keep it at least 14 days).
     pub fn done_ttl(mut self, ttl: Duration) -> Self {
         self.done_ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How many replicas must hold a claim before the handler runs, and a done marker before
+    /// `complete` returns (Redis's `WAIT`), so that a failover to a replica loses neither. Default: 1
+    /// on a Redis Cluster, 0 on one server; set 1 for one server with replicas and automatic failover
+    /// (Sentinel, a managed primary with a standby), 0 for a cluster without replicas.
+    pub fn replica_acks(mut self, replicas: u32) -> Self {
+        self.replica_acks = Some(replicas);
+        self
+    }
+
+    /// How long a write waits for its replicas (default [`DEFAULT_REPLICA_ACK_TIMEOUT`]; at most three
+    /// quarters of the [command timeout](Self::command_timeout)).
+    pub fn replica_ack_timeout(mut self, timeout: Duration) -> Self {
+        self.replica_ack_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 
@@ -148,12 +207,17 @@ impl RedisDedupeBuilder {
     /// Builds the store. Does not connect: the first delivery does.
     pub fn build(self) -> Result<RedisDedupe, RedisError> {
         Ok(RedisDedupe {
-            connection: Connection::open(self.redis, self.timeout)?,
+            connection: Connection::open(self.redis, self.timeout, Retries::ByTheCaller)?,
             prefix: format!("{}:{}:", self.prefix, keys::part(&self.store_id)),
             lease: self.lease,
             done_ttl: self.done_ttl,
             begin: Script::new(BEGIN),
             abandon: Script::new(ABANDON),
+            replica_acks: self.replica_acks,
+            replica_ack_timeout: self.replica_ack_timeout,
+            unreplicated_until: Mutex::new(None),
+            unreplicated: AtomicBool::new(false),
+            last_round: tokio::sync::Mutex::new(None),
         })
     }
 }
@@ -172,6 +236,8 @@ impl RedisDedupe {
             lease: DEFAULT_LEASE,
             done_ttl: DEFAULT_DONE_TTL,
             timeout: DEFAULT_COMMAND_TIMEOUT,
+            replica_acks: None,
+            replica_ack_timeout: DEFAULT_REPLICA_ACK_TIMEOUT,
         }
     }
 
@@ -183,18 +249,43 @@ impl RedisDedupe {
     async fn begin_claim(&self, event_id: &str) -> Result<Claim, RedisError> {
         // The low half of a UUID v7 is random: two claims of one event never share a token.
         let token = ClaimToken::new(uuid::Uuid::now_v7().as_u64_pair().1);
-        let answer: i64 = self
-            .connection
-            .invoke(
-                self.begin
-                    .key(self.key(event_id))
-                    .arg(claim_value(token))
-                    .arg(millis(self.lease))
-                    .arg(DONE),
-            )
-            .await?;
+        let mut claim = self.begin.key(self.key(event_id));
+        claim
+            .arg(claim_value(token))
+            .arg(millis(self.lease))
+            .arg(DONE);
+        // The connection does not retry (see `Retries::ByTheCaller`); a redirection or a refused
+        // connection while slots move is retried here, within the command timeout. Running the
+        // script twice is harmless: the second run finds this token's claim and answers 2.
+        let deadline = Instant::now() + self.connection.timeout;
+        let answer: i64 = loop {
+            match self.connection.invoke(&claim).await {
+                Ok(answer) => break answer,
+                Err(error) if error.is_transient() && Instant::now() + CLAIM_RETRY < deadline => {
+                    tracing::debug!(event_id, %error, "claiming a webhook event: trying again");
+                    tokio::time::sleep(CLAIM_RETRY).await;
+                }
+                Err(error) => return Err(error),
+            }
+        };
+        let written = Instant::now();
         match answer {
-            0 => Ok(Claim::Fresh(token)),
+            0 => {
+                if let Err(error) = self.replicate(written).await {
+                    // The claim may not survive a failover: the handler must not run on it. Free it
+                    // once Redis answers again (a replica promoted), so the next delivery need not
+                    // wait out the lease; past the lease it is gone anyway.
+                    let deadline = Instant::now() + self.lease;
+                    while let Err(release) = self.release(event_id, token).await {
+                        if !release.is_transient() || Instant::now() + COMPLETE_RETRY >= deadline {
+                            break;
+                        }
+                        tokio::time::sleep(COMPLETE_RETRY).await;
+                    }
+                    return Err(error);
+                }
+                Ok(Claim::Fresh(token))
+            }
             1 => Ok(Claim::Duplicate),
             2 => Ok(Claim::InProgress),
             other => Err(RedisError::Unexpected(other.to_string())),
@@ -213,7 +304,11 @@ impl RedisDedupe {
             .to_owned();
         let deadline = Instant::now() + self.lease;
         loop {
-            match self.connection.query::<()>(&command).await {
+            let written = match self.connection.query::<()>(&command).await {
+                Ok(()) => self.replicate(Instant::now()).await,
+                Err(error) => Err(error),
+            };
+            match written {
                 Ok(()) => return Ok(()),
                 Err(error)
                     if error.is_transient() && Instant::now() + COMPLETE_RETRY < deadline =>
@@ -224,6 +319,66 @@ impl RedisDedupe {
                 Err(error) => return Err(error),
             }
         }
+    }
+
+    /// Waits until the replicas asked for hold every write of this connection answered by `written`.
+    ///
+    /// One `WAIT` at a time, and a caller whose write was answered before the last one was sent
+    /// takes its answer: `WAIT` holds the connection every caller shares, so many concurrent callers
+    /// share a few rounds instead of queueing one each. An error means Redis failed meanwhile (a
+    /// primary may have died with the write). Replicas that do not answer in time are logged and the
+    /// write counts anyway, for a while: a primary without a replica would otherwise hold every
+    /// caller up (see the type's docs).
+    async fn replicate(&self, written: Instant) -> Result<(), RedisError> {
+        let wanted = match self.replica_acks {
+            Some(wanted) => wanted,
+            None => u32::from(self.connection.is_cluster().await?),
+        };
+        if wanted == 0 {
+            return Ok(());
+        }
+        let until = *self
+            .unreplicated_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if until.is_some_and(|until| Instant::now() < until) {
+            return Ok(());
+        }
+        let acknowledged = {
+            let mut last = self.last_round.lock().await;
+            match *last {
+                Some(round) if round.sent > written => round.acknowledged,
+                _ => {
+                    let sent = Instant::now();
+                    let acknowledged = self
+                        .connection
+                        .wait_for_replicas(wanted, self.replica_ack_timeout)
+                        .await?;
+                    *last = Some(Round { sent, acknowledged });
+                    acknowledged
+                }
+            }
+        };
+        if acknowledged >= wanted {
+            if self.unreplicated.swap(false, Ordering::Relaxed) {
+                tracing::info!(prefix = %self.prefix, "webhook dedupe: replicas acknowledge writes again");
+            }
+            return Ok(());
+        }
+        *self
+            .unreplicated_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + UNREPLICATED_BACKOFF);
+        if !self.unreplicated.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                prefix = %self.prefix,
+                acknowledged,
+                wanted,
+                timeout = ?self.replica_ack_timeout,
+                "webhook dedupe: replicas did not acknowledge a write in time; writing without waiting for them for a while (a failover meanwhile may lose a claim); set replica_acks(0) if this Redis has no replicas"
+            );
+        }
+        Ok(())
     }
 
     async fn release(&self, event_id: &str, token: ClaimToken) -> Result<(), RedisError> {

@@ -58,7 +58,9 @@ pub mod testing;
 
 pub use connection::{RedisConfig, Topology};
 #[cfg(feature = "dedupe")]
-pub use dedupe::{DEFAULT_DONE_TTL, DEFAULT_LEASE, RedisDedupe, RedisDedupeBuilder};
+pub use dedupe::{
+    DEFAULT_DONE_TTL, DEFAULT_LEASE, DEFAULT_REPLICA_ACK_TIMEOUT, RedisDedupe, RedisDedupeBuilder,
+};
 pub use error::RedisError;
 #[cfg(feature = "limiter")]
 pub use limiter::{OnRedisError, RedisLimiter, RedisLimiterBuilder};

@@ -9,7 +9,7 @@ use redis::Script;
 use store_api::{Limiter, LimiterFuture, RateLimiter};
 use tokio::time::Instant;
 
-use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT, RedisConfig};
+use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT, RedisConfig, Retries};
 use crate::error::RedisError;
 use crate::keys;
 
@@ -560,7 +560,7 @@ impl RedisLimiterBuilder {
     /// Builds the limiter. Does not connect: the first request does, and falls back if it cannot.
     /// Fails on an invalid Redis URL or settings, or a base URL that is not http(s).
     pub fn build(self) -> Result<RedisLimiter, RedisError> {
-        let connection = Connection::open(self.redis, self.timeout)?;
+        let connection = Connection::open(self.redis, self.timeout, Retries::ByTheLibrary)?;
         let base = normalize_base_url(&self.base_url)?;
         // The hash tag keeps both keys in one Redis Cluster slot (a script may only touch one slot).
         let tat_key = format!(

@@ -325,6 +325,54 @@ impl RedisCluster {
             .ok_or_else(|| io::Error::other(format!("port {port} is not one of this cluster's")))
     }
 
+    /// The replica of node `primary` (the first its `INFO replication` lists).
+    pub fn replica_of(&self, primary: usize) -> io::Result<usize> {
+        let text = info(self.nodes[primary].port, "replication")
+            .ok_or_else(|| io::Error::other(format!("node {primary} does not answer")))?;
+        let port: u16 = text
+            .lines()
+            .find_map(|line| {
+                let fields = line.trim().strip_prefix("slave0:")?;
+                fields
+                    .split(',')
+                    .find_map(|field| field.strip_prefix("port="))?
+                    .parse()
+                    .ok()
+            })
+            .ok_or_else(|| io::Error::other(format!("node {primary} has no replica")))?;
+        self.nodes
+            .iter()
+            .position(|node| node.port == port)
+            .ok_or_else(|| io::Error::other(format!("port {port} is not one of this cluster's")))
+    }
+
+    /// Stops node `index` (SIGSTOP): its connections stay open, it answers nothing, as a node the
+    /// machine stalls. [`resume`](Self::resume) undoes it.
+    pub fn pause(&self, index: usize) -> io::Result<()> {
+        self.signal(index, "-STOP")
+    }
+
+    /// Lets a node stopped by [`pause`](Self::pause) run again (SIGCONT).
+    pub fn resume(&self, index: usize) -> io::Result<()> {
+        self.signal(index, "-CONT")
+    }
+
+    fn signal(&self, index: usize, signal: &str) -> io::Result<()> {
+        let pid = self.nodes[index]
+            .child
+            .as_ref()
+            .ok_or_else(|| io::Error::other(format!("node {index} is not running")))?
+            .id();
+        let status = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("kill {signal} {pid}: {status}")))
+        }
+    }
+
     /// Kills node `index` (SIGKILL, as a crash would) and waits for it to exit.
     pub fn kill(&mut self, index: usize) {
         if let Some(mut child) = self.nodes.get_mut(index).and_then(|n| n.child.take()) {

@@ -180,3 +180,84 @@ async fn a_failover_keeps_the_limiter_contract_and_the_dedupe_guarantees() {
     ));
     drop(cluster);
 }
+
+/// A claim counts only once a replica holds it. The replica of the event's primary is stalled
+/// (SIGSTOP), so it acknowledges nothing: `begin` waits for it instead of answering `Fresh` (the code
+/// before answered at once, and the handler ran on a claim only the doomed primary held). The primary
+/// dies meanwhile: `begin` fails, so the handler never ran, and after the replica took over the event
+/// is processed exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_counts_only_once_a_replica_holds_it() {
+    let Some(mut cluster) = cluster() else { return };
+    let dedupe = Arc::new(
+        RedisDedupe::builder(RedisConfig::cluster(cluster.urls()), "store_r")
+            .lease(Duration::from_secs(2))
+            .replica_ack_timeout(Duration::from_secs(3))
+            .command_timeout(Duration::from_secs(4))
+            .build()
+            .unwrap(),
+    );
+    let id = "evt_replicated";
+    let primary = cluster.primary_of(&dedupe.key(id)).unwrap();
+    let replica = cluster.replica_of(primary).unwrap();
+    // The connection and the slot map are made while every node answers.
+    let warm = (0..)
+        .map(|n| format!("evt_warm_{n}"))
+        .find(|warm| cluster.primary_of(&dedupe.key(warm)).unwrap() == primary)
+        .unwrap();
+    assert!(matches!(
+        dedupe.begin(&warm).await.unwrap(),
+        Claim::Fresh(_)
+    ));
+
+    cluster.pause(replica).unwrap();
+    let begun = tokio::spawn({
+        let dedupe = dedupe.clone();
+        async move { dedupe.begin(id).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !begun.is_finished(),
+        "begin answered before any replica held the claim: {:?}",
+        begun.await.unwrap()
+    );
+    cluster.kill(primary);
+    let begun = tokio::time::timeout(Duration::from_secs(10), begun)
+        .await
+        .expect("begin returns once the primary is gone")
+        .unwrap();
+    assert!(
+        begun.is_err(),
+        "a claim no replica acknowledged must not be handed out: {begun:?}"
+    );
+
+    cluster.resume(replica).unwrap();
+    let cluster = tokio::task::spawn_blocking({
+        let key = dedupe.key(id);
+        move || {
+            cluster
+                .wait_for_failover(&key, Duration::from_secs(20))
+                .unwrap();
+            cluster
+        }
+    })
+    .await
+    .unwrap();
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let outcome = store_api_webhooks::dedupe::process_once(&*dedupe, id, || async {
+            runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
+        if matches!(outcome, Ok(store_api_webhooks::dedupe::Processed::Done(()))) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never processed: {outcome:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(runs.into_inner(), 1, "processed exactly once");
+    assert_eq!(dedupe.begin(id).await.unwrap(), Claim::Duplicate);
+    drop(cluster);
+}
