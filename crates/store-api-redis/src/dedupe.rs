@@ -1,8 +1,7 @@
 //! Webhook events processed once across replicas, on Redis.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use redis::Script;
@@ -120,18 +119,15 @@ pub struct RedisDedupe {
     /// Replicas that must acknowledge a write; `None`: one on a cluster, none on one server.
     replica_acks: Option<u32>,
     replica_ack_timeout: Duration,
-    /// Until when writes go on without waiting for replicas (they did not answer in time).
-    unreplicated_until: Mutex<Option<Instant>>,
-    /// Whether the last wait for replicas fell short (to log the change once).
-    unreplicated: AtomicBool,
     /// The last `WAIT` answered; held while one is in flight.
     last_round: tokio::sync::Mutex<Option<Round>>,
 }
 
-/// A `WAIT` that was answered: when it was sent, and how many replicas acknowledged.
+/// A `WAIT` that was answered: when it was sent and answered, and how many replicas acknowledged.
 #[derive(Debug, Clone, Copy)]
 struct Round {
     sent: Instant,
+    answered: Instant,
     acknowledged: u32,
 }
 
@@ -215,8 +211,6 @@ impl RedisDedupeBuilder {
             abandon: Script::new(ABANDON),
             replica_acks: self.replica_acks,
             replica_ack_timeout: self.replica_ack_timeout,
-            unreplicated_until: Mutex::new(None),
-            unreplicated: AtomicBool::new(false),
             last_round: tokio::sync::Mutex::new(None),
         })
     }
@@ -257,17 +251,14 @@ impl RedisDedupe {
         // The connection does not retry (see `Retries::ByTheCaller`); a redirection or a refused
         // connection while slots move is retried here, within the command timeout. Running the
         // script twice is harmless: the second run finds this token's claim and answers 2.
-        let deadline = Instant::now() + self.connection.timeout;
-        let answer: i64 = loop {
-            match self.connection.invoke(&claim).await {
-                Ok(answer) => break answer,
-                Err(error) if error.is_transient() && Instant::now() + CLAIM_RETRY < deadline => {
-                    tracing::debug!(event_id, %error, "claiming a webhook event: trying again");
-                    tokio::time::sleep(CLAIM_RETRY).await;
-                }
-                Err(error) => return Err(error),
-            }
-        };
+        let answer: i64 = retrying(
+            "claiming a webhook event",
+            event_id,
+            self.connection.timeout,
+            CLAIM_RETRY,
+            || self.connection.invoke(&claim),
+        )
+        .await?;
         let written = Instant::now();
         match answer {
             0 => {
@@ -275,13 +266,14 @@ impl RedisDedupe {
                     // The claim may not survive a failover: the handler must not run on it. Free it
                     // once Redis answers again (a replica promoted), so the next delivery need not
                     // wait out the lease; past the lease it is gone anyway.
-                    let deadline = Instant::now() + self.lease;
-                    while let Err(release) = self.release(event_id, token).await {
-                        if !release.is_transient() || Instant::now() + COMPLETE_RETRY >= deadline {
-                            break;
-                        }
-                        tokio::time::sleep(COMPLETE_RETRY).await;
-                    }
+                    let _ = retrying(
+                        "releasing an unreplicated claim",
+                        event_id,
+                        self.lease,
+                        COMPLETE_RETRY,
+                        || self.release(event_id, token),
+                    )
+                    .await;
                     return Err(error);
                 }
                 Ok(Claim::Fresh(token))
@@ -302,23 +294,17 @@ impl RedisDedupe {
             .arg("PX")
             .arg(millis(self.done_ttl))
             .to_owned();
-        let deadline = Instant::now() + self.lease;
-        loop {
-            let written = match self.connection.query::<()>(&command).await {
-                Ok(()) => self.replicate(Instant::now()).await,
-                Err(error) => Err(error),
-            };
-            match written {
-                Ok(()) => return Ok(()),
-                Err(error)
-                    if error.is_transient() && Instant::now() + COMPLETE_RETRY < deadline =>
-                {
-                    tracing::debug!(event_id, %error, "marking a webhook event done: trying again");
-                    tokio::time::sleep(COMPLETE_RETRY).await;
-                }
-                Err(error) => return Err(error),
-            }
-        }
+        retrying(
+            "marking a webhook event done",
+            event_id,
+            self.lease,
+            COMPLETE_RETRY,
+            || async {
+                self.connection.query::<()>(&command).await?;
+                self.replicate(Instant::now()).await
+            },
+        )
+        .await
     }
 
     /// Waits until the replicas asked for hold every write of this connection answered by `written`.
@@ -337,46 +323,42 @@ impl RedisDedupe {
         if wanted == 0 {
             return Ok(());
         }
-        let until = *self
-            .unreplicated_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if until.is_some_and(|until| Instant::now() < until) {
-            return Ok(());
-        }
-        let acknowledged = {
-            let mut last = self.last_round.lock().await;
-            match *last {
-                Some(round) if round.sent > written => round.acknowledged,
-                _ => {
-                    let sent = Instant::now();
-                    let acknowledged = self
-                        .connection
-                        .wait_for_replicas(wanted, self.replica_ack_timeout)
-                        .await?;
-                    *last = Some(Round { sent, acknowledged });
-                    acknowledged
-                }
+        let mut last = self.last_round.lock().await;
+        let previous = *last;
+        if let Some(round) = previous {
+            // A `WAIT` sent after this write was answered covers it; after one that fell short,
+            // writes go on unconfirmed for a while.
+            let unreplicated = round.acknowledged < wanted;
+            if round.sent > written
+                || (unreplicated && round.answered.elapsed() < UNREPLICATED_BACKOFF)
+            {
+                return Ok(());
             }
-        };
-        if acknowledged >= wanted {
-            if self.unreplicated.swap(false, Ordering::Relaxed) {
+        }
+        let sent = Instant::now();
+        let acknowledged = self
+            .connection
+            .wait_for_replicas(wanted, self.replica_ack_timeout)
+            .await?;
+        *last = Some(Round {
+            sent,
+            answered: Instant::now(),
+            acknowledged,
+        });
+        drop(last);
+        let was_short = previous.is_some_and(|round| round.acknowledged < wanted);
+        match (acknowledged >= wanted, was_short) {
+            (true, true) => {
                 tracing::info!(prefix = %self.prefix, "webhook dedupe: replicas acknowledge writes again");
             }
-            return Ok(());
-        }
-        *self
-            .unreplicated_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + UNREPLICATED_BACKOFF);
-        if !self.unreplicated.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
+            (false, false) => tracing::warn!(
                 prefix = %self.prefix,
                 acknowledged,
                 wanted,
                 timeout = ?self.replica_ack_timeout,
                 "webhook dedupe: replicas did not acknowledge a write in time; writing without waiting for them for a while (a failover meanwhile may lose a claim); set replica_acks(0) if this Redis has no replicas"
-            );
+            ),
+            _ => {}
         }
         Ok(())
     }
@@ -406,6 +388,31 @@ impl Dedupe for RedisDedupe {
                 .await
                 .map_err(DedupeError::new)
         })
+    }
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or `within` has passed, pausing `pause` between
+/// attempts: for Redis failing over or moving slots, which take seconds.
+async fn retrying<T, F, Fut>(
+    what: &str,
+    event_id: &str,
+    within: Duration,
+    pause: Duration,
+    mut attempt: F,
+) -> Result<T, RedisError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, RedisError>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        match attempt().await {
+            Err(error) if error.is_transient() && Instant::now() + pause < deadline => {
+                tracing::debug!(event_id, %error, "{what}: trying again");
+                tokio::time::sleep(pause).await;
+            }
+            outcome => return outcome,
+        }
     }
 }
 

@@ -79,8 +79,7 @@ pub fn table(summary: &Summary) -> String {
         };
         let _ = write!(
             out,
-            "
-FAILS: {}: measured {}{why}, target {}, {}",
+            "\nFAILS: {}: measured {}{why}, target {}, {}",
             row.figure.label,
             measured(row),
             row.figure.target.describe(row.figure.unit),
