@@ -430,8 +430,8 @@ impl Connection {
     }
 
     /// `WAIT replicas within` on every primary this connection writes to: waits until that many
-    /// replicas of each acknowledged this connection's writes, or `within` passed (at most three
-    /// quarters of the command timeout); answers the fewest that did on any primary.
+    /// replicas of each acknowledged this connection's writes, or `within` passed (at most half
+    /// the command timeout); answers the fewest that did on any primary.
     ///
     /// Replication is asynchronous: a write a primary acknowledged is lost if it dies before a
     /// replica copied it and that replica is promoted. Once `WAIT` answered `n ≥ 1`, every write
@@ -443,9 +443,10 @@ impl Connection {
         replicas: u32,
         within: Duration,
     ) -> Result<u32, RedisError> {
-        // Within the connection's own response timeout, so that a primary merely short of replicas
-        // answers (with how many) instead of timing out like a dead one.
-        let within = within.min(self.timeout * 3 / 4);
+        // Well within the connection's own response timeout, so that a primary merely short of
+        // replicas answers (with how many) instead of timing out like a dead one: right after a
+        // failover the answer of a promoted primary took over 75 ms beyond its WAIT's own bound.
+        let within = within.min(self.timeout / 2);
         let mut wait = redis::cmd("WAIT");
         wait.arg(replicas)
             .arg(u64::try_from(within.as_millis()).unwrap_or(u64::MAX).max(1));

@@ -181,8 +181,8 @@ impl RedisDedupeBuilder {
         self
     }
 
-    /// How long a write waits for its replicas (default [`DEFAULT_REPLICA_ACK_TIMEOUT`]; at most three
-    /// quarters of the [command timeout](Self::command_timeout)).
+    /// How long a write waits for its replicas (default [`DEFAULT_REPLICA_ACK_TIMEOUT`]; at most half
+    /// the [command timeout](Self::command_timeout)).
     pub fn replica_ack_timeout(mut self, timeout: Duration) -> Self {
         self.replica_ack_timeout = timeout.max(Duration::from_millis(1));
         self
