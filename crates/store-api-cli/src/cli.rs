@@ -13,7 +13,12 @@ Exit codes:
   1  a check failed (webhook signature), or the embedded emulator could not start
   2  usage error (bad flags, missing credentials, unreadable input file)
   3  the API refused the request (4xx), or the pre-flight check found problems
-  4  transport failure, timeout, 5xx, or the rate limit still exceeded after retries";
+  4  transport failure, timeout, 5xx, the rate limit still exceeded after retries, or an order
+     file another run still holds after --lock-timeout";
+
+/// `orders submit --lock-timeout`'s default: longer than one submission of another run can take (the
+/// SDK's submit policy retries for up to 5 minutes, and the lookups that settle it come after).
+pub const DEFAULT_LOCK_TIMEOUT_SECONDS: u64 = 600;
 
 /// `store-api`: the command line of the print-on-demand Store API 2026-08.
 ///
@@ -193,6 +198,11 @@ pub enum OrdersCommand {
     /// sends the same id and answers with the existing order instead of billing a second one. If the
     /// file cannot be written, nothing is sent. An externalOrderId already used by a different order is
     /// an error that names the differences; nothing new is billed.
+    ///
+    /// A run holds a lock on the file (`.FILE.lock` beside it) from its read to the end of its
+    /// submission: a second run of the same file waits for it, then reads the id the first one wrote
+    /// and answers with that order. The rewritten file keeps its mode (and owner where allowed); a
+    /// symbolic link stays a link and its target gets the id.
     Submit {
         /// The create-order request as JSON; `-` reads standard input (the order then needs an
         /// externalOrderId: there is no file to write a generated one into).
@@ -201,6 +211,10 @@ pub enum OrdersCommand {
         /// Use this externalOrderId (your own order number) instead of the file's.
         #[arg(long)]
         external_id: Option<String>,
+        /// How long to wait for another run that holds the file's lock before giving up with nothing
+        /// sent (exit code 4). The default outlasts one submission (its retries take up to 5 minutes).
+        #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_LOCK_TIMEOUT_SECONDS)]
+        lock_timeout: u64,
     },
     /// List orders, newest first (GET /orders).
     List(OrdersListArgs),

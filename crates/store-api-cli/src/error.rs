@@ -13,7 +13,8 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// The API refused the request (4xx) or the pre-flight check found problems.
 pub const EXIT_API: u8 = 3;
-/// Transport failure, timeout, 5xx, or the rate limit still exceeded after retries.
+/// Transport failure, timeout, 5xx, the rate limit still exceeded after retries, or an order file
+/// another run still holds after `--lock-timeout`.
 pub const EXIT_TRANSPORT: u8 = 4;
 
 /// Everything a command can fail with.
@@ -31,6 +32,10 @@ pub enum CliError {
     /// A check the command exists for did not pass (a webhook signature).
     #[error("{0}")]
     Failed(String),
+    /// Another run holds a lock this one waited for in vain (`orders submit`'s order file); nothing
+    /// was sent, and trying again later may succeed.
+    #[error("{0}")]
+    Busy(String),
     /// `api`: the service answered with a status that is not a success (after the SDK's retries).
     #[error("the service answered {status} {reason}")]
     Answered {
@@ -48,6 +53,7 @@ impl CliError {
             CliError::Usage(_) => EXIT_USAGE,
             CliError::Failed(_) => EXIT_FAILED,
             CliError::Refused(_) => EXIT_API,
+            CliError::Busy(_) => EXIT_TRANSPORT,
             CliError::Api(error) => api_exit_code(error),
             CliError::Answered { status, .. } => status_exit_code(*status),
         }
@@ -179,6 +185,7 @@ mod tests {
             (CliError::Usage("x".into()), EXIT_USAGE),
             (CliError::Failed("x".into()), EXIT_FAILED),
             (CliError::Refused("x".into()), EXIT_API),
+            (CliError::Busy("x".into()), EXIT_TRANSPORT),
             (answered(404), EXIT_API),
             (answered(409), EXIT_API),
             (answered(429), EXIT_TRANSPORT),

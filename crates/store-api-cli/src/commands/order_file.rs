@@ -3,8 +3,10 @@
 //! lastName, a quantity of 0, a missing field) is reported like the pre-flight check and the service
 //! report it: the field path and the service's wording.
 
+use std::fs::{File, Metadata, OpenOptions};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_path_to_error::{Path as FieldPath, Segment};
@@ -40,6 +42,113 @@ pub fn parse_order(text: &str, path: &Path) -> Result<NewOrder, CliError> {
             )),
         }
     })
+}
+
+/// The lock `orders submit` holds on an order file from its read to the end of its submission, so
+/// that a second run of the same file (two cron jobs, a retry wrapper that fires early) waits, then
+/// reads the id the first one wrote instead of generating another: two runs, one order.
+///
+/// It is an advisory lock of the operating system (`flock`, `LockFileEx`) on a file beside the order
+/// file's target, `.NAME.lock`, never on the order file itself: the id is written by renaming a new
+/// file over the old one, and a lock on the replaced inode would guard nothing. The lock file is left
+/// in place (removing it could let a run lock a file that a waiting run no longer sees); the lock
+/// itself ends with the process that holds it, a crash included, so a leftover file blocks nothing.
+#[derive(Debug)]
+pub struct OrderFileLock {
+    // Held open for as long as the lock is held; closing it releases the lock.
+    _file: File,
+}
+
+/// Why an order file's lock was not taken.
+#[derive(Debug)]
+pub enum LockError {
+    /// The lock file cannot be created or locked (a read-only folder, a file system without locks).
+    Unavailable {
+        /// The lock file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// Another run still held the lock when the wait ran out.
+    TimedOut {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+/// How often a waiting run tries the lock again.
+const LOCK_POLL: Duration = Duration::from_millis(50);
+
+impl OrderFileLock {
+    /// The lock file of the order file at `target` (a path with no symbolic link left to resolve).
+    pub fn path_for(target: &Path) -> Option<PathBuf> {
+        let name = target.file_name()?;
+        let mut lock = std::ffi::OsString::from(".");
+        lock.push(name);
+        lock.push(".lock");
+        Some(target.with_file_name(lock))
+    }
+
+    /// Takes the lock of the order file at `target`, waiting up to `timeout` for a run that holds it;
+    /// `waiting` is called once when the lock is held by another run.
+    pub async fn acquire(
+        target: &Path,
+        timeout: Duration,
+        waiting: impl FnOnce(&Path),
+    ) -> Result<OrderFileLock, LockError> {
+        let Some(path) = Self::path_for(target) else {
+            return Err(LockError::Unavailable {
+                path: target.to_owned(),
+                error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"),
+            });
+        };
+        let unavailable = |error| LockError::Unavailable {
+            path: path.clone(),
+            error,
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(unavailable)?;
+        let deadline = Instant::now() + timeout;
+        let mut waiting = Some(waiting);
+        loop {
+            // Called by path: std's `File::try_lock` (Rust 1.89) would shadow the trait's method.
+            match fs4::FileExt::try_lock(&file) {
+                Ok(()) => return Ok(OrderFileLock { _file: file }),
+                Err(fs4::TryLockError::Error(error)) => return Err(unavailable(error)),
+                Err(fs4::TryLockError::WouldBlock) => {}
+            }
+            if Instant::now() >= deadline {
+                return Err(LockError::TimedOut { path });
+            }
+            if let Some(waiting) = waiting.take() {
+                waiting(&path);
+            }
+            tokio::time::sleep(LOCK_POLL.min(deadline.saturating_duration_since(Instant::now())))
+                .await;
+        }
+    }
+}
+
+/// Gives the new file `written`, which is about to replace the order file, the mode of the order file
+/// (`original`), and its owner and group where the process may (root, or a group the user is in):
+/// a `chmod 600` file holds a customer's name and address. Called before anything is written into it.
+#[cfg(unix)]
+pub fn keep_mode_and_owner(written: &File, original: &Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, fchown};
+    // Best effort: only root may give a file away; the user's own file keeps its owner anyway.
+    let _ = fchown(written, Some(original.uid()), Some(original.gid()));
+    // After the owner: a change of owner may clear mode bits.
+    written.set_permissions(original.permissions())
+}
+
+/// Elsewhere (Windows) nothing is kept: the new file's ACL comes from its folder, as before.
+#[cfg(not(unix))]
+pub fn keep_mode_and_owner(_: &File, _: &Metadata) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// The key a generated id is written under.

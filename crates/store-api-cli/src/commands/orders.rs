@@ -1,7 +1,8 @@
 //! `orders create|submit|list|get|find|watch`.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Serialize;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
@@ -11,7 +12,10 @@ use store_api::{
 use store_api_fixtures::durable::replace_file;
 
 use super::listing::{Listed, Paged as _, every_page};
-use super::order_file::{external_id_keys, parse_order, read_order, with_external_id};
+use super::order_file::{
+    LockError, OrderFileLock, external_id_keys, keep_mode_and_owner, parse_order, read_order,
+    with_external_id,
+};
 use super::watch;
 use crate::cli::{OrdersCommand, OrdersListArgs};
 use crate::error::CliError;
@@ -24,8 +28,19 @@ pub async fn run(command: OrdersCommand, session: &Session, out: Output) -> Resu
     let client = &session.client;
     match command {
         OrdersCommand::Create { file, dry_run } => create(client, &file, dry_run, out).await,
-        OrdersCommand::Submit { file, external_id } => {
-            submit(client, &file, external_id, out).await
+        OrdersCommand::Submit {
+            file,
+            external_id,
+            lock_timeout,
+        } => {
+            submit(
+                client,
+                &file,
+                external_id,
+                Duration::from_secs(lock_timeout),
+                out,
+            )
+            .await
         }
         OrdersCommand::List(args) => list(client, args, out).await,
         OrdersCommand::Get { id } => {
@@ -95,8 +110,16 @@ async fn submit(
     client: &Client,
     file: &Path,
     external_id: Option<String>,
+    lock_timeout: Duration,
     out: Output,
 ) -> Result<(), CliError> {
+    // Held to the end of this function: from the read of the file to the end of the submission.
+    let (_lock, target) = if external_id.is_none() && !crate::input::is_stdin(file) {
+        lock_order_file(file, lock_timeout).await?
+    } else {
+        // The file is never written: nothing for two runs to disagree on.
+        (None, None)
+    };
     let mut order = read_order(file)?;
     if let Some(id) = external_id {
         order.external_order_id = Some(
@@ -113,10 +136,18 @@ async fn submit(
             ));
         }
         None => {
+            let Some(target) = target else {
+                // The lock could not be taken (`lock_order_file` allows that only for a file that
+                // already holds an id); the file was read under no lock and holds none now.
+                return Err(CliError::Busy(format!(
+                    "{} changed while it was read (it no longer holds an externalOrderId); nothing was sent",
+                    file.display()
+                )));
+            };
             let id = new_external_order_id();
             // Into the file before sending: a rerun of the same command (after a timeout, a crash)
             // then sends the same id and cannot bill a second order.
-            order = record_external_id(file, &order, &id)?;
+            order = record_external_id(file, &target, &order, &id)?;
             eprintln!(
                 "generated externalOrderId {id} and wrote it into {} ({} had none): rerunning this command is safe",
                 file.display(),
@@ -193,22 +224,78 @@ fn what_it_got(result: &AttemptResult) -> String {
     }
 }
 
+/// Takes the lock of the order `file` (see [`OrderFileLock`]), waiting up to `timeout` for another run
+/// that holds it, and returns it with the file's target (the path with every symbolic link resolved:
+/// the file that is read, locked and rewritten). A file that cannot be locked (a read-only folder) is
+/// still submitted when it already holds an externalOrderId: it is never written then, and runs that
+/// send one id bill one order. A file that does not exist is left to the read to report.
+async fn lock_order_file(
+    file: &Path,
+    timeout: Duration,
+) -> Result<(Option<OrderFileLock>, Option<PathBuf>), CliError> {
+    let Ok(target) = std::fs::canonicalize(file) else {
+        return Ok((None, None));
+    };
+    let waiting = |lock: &Path| {
+        eprintln!(
+            "waiting for another run of `orders submit` on {} to finish (it holds {}); up to {} s (--lock-timeout)",
+            file.display(),
+            lock.display(),
+            timeout.as_secs()
+        );
+    };
+    match OrderFileLock::acquire(&target, timeout, waiting).await {
+        Ok(lock) => Ok((Some(lock), Some(target))),
+        Err(LockError::TimedOut { path }) => Err(CliError::Busy(format!(
+            "another run of `orders submit` still holds {} after {} s (--lock-timeout): nothing was sent. Run this command again once that run has finished: it then finds the externalOrderId that run wrote into {}",
+            path.display(),
+            timeout.as_secs(),
+            file.display()
+        ))),
+        Err(LockError::Unavailable { path, error }) => {
+            let holds_id = read_order(file).is_ok_and(|order| order.external_order_id.is_some());
+            if holds_id {
+                return Ok((None, None));
+            }
+            Err(CliError::Usage(format!(
+                "cannot lock {} ({}: {error}), which keeps two runs of this command from each writing a new externalOrderId into {}; nothing was sent. Add an externalOrderId to the file or pass --external-id",
+                file.display(),
+                path.display(),
+                file.display()
+            )))
+        }
+    }
+}
+
 /// Writes `"externalOrderId": id` into the JSON object in `file` (the key's value replaced, whatever
 /// it was, or the key added first; the rest of the text kept) and reads the file back: it must hold
 /// the key once, and the request it holds must be `order` under this id, which is what is returned and
 /// sent. The file is replaced durably (`store_api_fixtures::durable::replace_file`: a temporary file
 /// created exclusively beside it, synced, renamed, the folder synced), so once this returns a crash
-/// or a power cut cannot lose the id, and a rerun sends the same one.
-fn record_external_id(file: &Path, order: &NewOrder, id: &str) -> Result<NewOrder, CliError> {
+/// or a power cut cannot lose the id, and a rerun sends the same one. `target` is `file` with its
+/// symbolic links resolved: the new file is made beside the target and renamed over it, so a link
+/// stays a link; it gets the target's mode (and owner where the process may) before anything is
+/// written into it.
+fn record_external_id(
+    file: &Path,
+    target: &Path,
+    order: &NewOrder,
+    id: &str,
+) -> Result<NewOrder, CliError> {
     let failed = |e: &dyn std::fmt::Display| {
         CliError::Usage(format!(
             "cannot write the generated externalOrderId into {}: {e}; nothing was sent. Add an externalOrderId to the file or pass --external-id",
             file.display()
         ))
     };
-    let text = std::fs::read_to_string(file).map_err(|e| failed(&e))?;
+    let text = std::fs::read_to_string(target).map_err(|e| failed(&e))?;
     let updated = with_external_id(&text, id).map_err(|e| failed(&e))?;
-    replace_file(file, |written| written.write_all(updated.as_bytes())).map_err(|e| failed(&e))?;
+    let original = std::fs::metadata(target).map_err(|e| failed(&e))?;
+    replace_file(target, |written| {
+        keep_mode_and_owner(written, &original)?;
+        written.write_all(updated.as_bytes())
+    })
+    .map_err(|e| failed(&e))?;
     let mut expected = order.clone();
     expected.external_order_id = Some(id.parse().map_err(|e| failed(&e))?);
     let written = std::fs::read_to_string(file).map_err(|e| failed(&e))?;
