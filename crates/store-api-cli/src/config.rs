@@ -151,6 +151,9 @@ fn selected_profile(
             )));
         }
     };
+    // A name from the command line is the user's to see; one from the file is a value of the file,
+    // and no error about the file quotes one.
+    let named_here = named.as_ref().map(|name| format!("{name:?}"));
     let Some(name) = named.or(file.default_profile) else {
         return Ok(None);
     };
@@ -158,7 +161,8 @@ fn selected_profile(
     match profiles.remove(&name) {
         Some(profile) => Ok(Some((name, profile))),
         None => Err(CliError::Usage(format!(
-            "no profile {name:?} in {} (profiles: {})",
+            "no profile {} in {} (profiles: {})",
+            named_here.unwrap_or_else(|| "named by default_profile".to_owned()),
             path.display(),
             if profiles.is_empty() {
                 "none".to_owned()
@@ -169,15 +173,141 @@ fn selected_profile(
     }
 }
 
-/// Parses the configuration file; an error names the file, the line and the field.
+/// Parses the configuration file; an error names the file, the line, the field and the fix, and
+/// never quotes a value (see [`refusal`]).
 pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, CliError> {
-    toml::from_str(text).map_err(|e| {
+    toml::from_str(text).map_err(|error| {
         CliError::Usage(format!(
             "the configuration file {} is not valid: {}",
             path.display(),
-            e.to_string().trim_end()
+            refusal(&error, text)
         ))
     })
+}
+
+/// What a profile accepts.
+const PROFILE_FIELDS: &str = "a profile accepts base_url, store_id, key_file and key_env";
+/// What the top level accepts.
+const TOP_LEVEL_FIELDS: &str = "the top level accepts default_profile and [profiles.NAME] tables";
+/// Where a key goes instead.
+const KEY_ADVICE: &str = "the file never holds a key itself: name a file holding it with key_file (chmod 600) or a variable holding it with key_env";
+/// Where the file is described.
+const SEE: &str = "see Profiles in the store-api-cli README";
+
+/// Why the file was refused, without a byte of what it holds but the names of its fields. The parser's
+/// own text (`toml::de::Error`'s `Display`) quotes the offending line and its messages quote values
+/// (`invalid type: string "csk_live…"`): a key put in the wrong field went to stderr and CI logs. So
+/// the message is rebuilt from the error's kind and position: the line, the field (a key's name, when
+/// it looks like one), what it must be, and the fix.
+fn refusal(error: &toml::de::Error, text: &str) -> String {
+    let message = error.message();
+    let start = error.span().map_or(0, |span| span.start).min(text.len());
+    let before = text.get(..start).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    let column = before[line_start..].chars().count() + 1;
+    if let Some(field) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        let shown = shown_field(field);
+        let level = if message.contains("`key_env`") {
+            PROFILE_FIELDS
+        } else {
+            TOP_LEVEL_FIELDS
+        };
+        let secretive = ["key", "secret", "token", "password"]
+            .iter()
+            .any(|word| field.to_ascii_lowercase().contains(word));
+        let advice = if secretive || shown.is_none() {
+            format!("; {KEY_ADVICE}")
+        } else {
+            String::new()
+        };
+        return format!(
+            "unknown field {} at line {line}: {level}{advice}; remove or correct the line ({SEE})",
+            shown.unwrap_or_else(|| "(its name is not shown)".to_owned())
+        );
+    }
+    const DATA_ERRORS: [&str; 6] = [
+        "invalid type:",
+        "invalid value:",
+        "invalid length",
+        "missing field",
+        "unknown variant",
+        "duplicate field",
+    ];
+    if DATA_ERRORS.iter().any(|kind| message.starts_with(kind)) {
+        // The last `, expected …` is serde's description of the type wanted: it follows the value.
+        let expected = message
+            .rsplit_once(", expected ")
+            .map_or("", |(_, expected)| expected);
+        let key = key_before(&before[line_start..]);
+        let field = key.and_then(shown_field);
+        let must = match key {
+            Some("base_url" | "store_id" | "key_env" | "default_profile") => {
+                format!(
+                    "must be text in quotes ({} = \"...\")",
+                    key.unwrap_or_default()
+                )
+            }
+            Some("key_file") => "must be a path in quotes (key_file = \"/path/to/key\")".to_owned(),
+            Some("profiles") => {
+                "must be a table of profiles: a line [profiles.NAME] for each, its fields under it"
+                    .to_owned()
+            }
+            Some(name) if expected == "struct Profile" && field.is_some() => format!(
+                "must be a table of settings: a line [profiles.{name}], its fields under it ({PROFILE_FIELDS})"
+            ),
+            _ => "has a value of the wrong type".to_owned(),
+        };
+        return format!(
+            "{} at line {line} {must}; the value is not shown, it may be a key ({SEE})",
+            field.unwrap_or_else(|| "the field".to_owned())
+        );
+    }
+    format!(
+        "line {line}, column {column} is not valid TOML{}: write each setting on a line of its own as name = \"text\" (text in quotes), under a line [profiles.NAME] ({SEE})",
+        parser_words(message).map_or_else(String::new, |words| format!(" ({words})"))
+    )
+}
+
+/// A field's name in backquotes, when it looks like a name (a short word of letters, digits, `_`,
+/// `-`): anything else may be a key pasted where a name belongs, and is not shown.
+fn shown_field(name: &str) -> Option<String> {
+    let plain = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    plain.then(|| format!("`{name}`"))
+}
+
+/// The key whose value starts where `line` (the text of its line up to the value) ends: the last key
+/// before a `=`, unquoted, its last dotted part (`profiles = { dev = { store_id = ` gives `store_id`).
+fn key_before(line: &str) -> Option<&str> {
+    let key = line.trim_end().strip_suffix('=')?;
+    let key = key.rsplit(['{', ',']).next()?.trim();
+    let key = key.rsplit('.').next()?.trim().trim_matches(['"', '\'']);
+    (!key.is_empty()).then_some(key)
+}
+
+/// The parser's description of a syntax error (`invalid basic string, expected `"``), when it quotes
+/// nothing but grammar (tokens of at most two characters in backquotes): its wording is the parser's,
+/// and a later version could quote what it read.
+fn parser_words(message: &str) -> Option<&str> {
+    let mut rest = message;
+    while let Some((outside, after)) = rest.split_once('`') {
+        if outside.contains(['"', '\'']) {
+            return None;
+        }
+        let (token, after) = after.split_once('`')?;
+        if token.chars().count() > 2 {
+            return None;
+        }
+        rest = after;
+    }
+    (!rest.contains(['"', '\''])).then_some(message)
 }
 
 /// The key of a profile, from its key file or its variable (not both: which would win is a guess).
@@ -196,9 +326,14 @@ fn profile_key(
             .filter(|key| !key.is_empty())
             .map(|key| Some(Secret::from(key)))
             .ok_or_else(|| {
-                CliError::Usage(format!(
-                    "profile {name:?}: the variable {variable} named by key_env is not set"
-                ))
+                CliError::Usage(match shown_variable(&variable) {
+                    Some(variable) => format!(
+                        "profile {name:?}: the variable {variable} named by key_env is not set"
+                    ),
+                    None => format!(
+                        "profile {name:?}: no variable named by key_env is set (its value is not shown: it is not an upper-case name like PRODUCTION_STORE_API_KEY, and may be the key itself); key_env names a variable holding the key, key_file a file holding it"
+                    ),
+                })
             }),
         (None, None) => Ok(None),
     }
@@ -206,31 +341,53 @@ fn profile_key(
 
 /// Reads a key file, refusing one that group or others may read: the key bills the store.
 pub fn read_key_file(path: &Path) -> Result<Secret, CliError> {
-    let metadata = std::fs::metadata(path).map_err(|e| {
-        CliError::Usage(format!("cannot read the key file {}: {e}", path.display()))
-    })?;
-    check_owner_only(path, &metadata)?;
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::Usage(format!("cannot read the key file {}: {e}", path.display()))
-    })?;
+    let shown = shown_path(path);
+    let label = shown.as_deref().unwrap_or(
+        "named by key_file (its name is not shown: with no folder and no extension it may be the key itself; key_file names a file holding the key)",
+    );
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| CliError::Usage(format!("cannot read the key file {label}: {e}")))?;
+    check_owner_only(label, shown.as_deref(), &metadata)?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("cannot read the key file {label}: {e}")))?;
     let key = text.trim();
     if key.is_empty() {
-        return Err(CliError::Usage(format!(
-            "the key file {} is empty",
-            path.display()
-        )));
+        return Err(CliError::Usage(format!("the key file {label} is empty")));
     }
     Ok(Secret::from(key.to_owned()))
 }
 
+/// The name of a variable, when it looks like one by convention (upper-case letters, digits, `_`); a
+/// key pasted into `key_env` does not, and is not shown.
+fn shown_variable(name: &str) -> Option<&str> {
+    let conventional = name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    conventional.then_some(name)
+}
+
+/// A key file's path, when it looks like one (a folder or an extension in it); a key pasted into
+/// `key_file` does not, and is not shown.
+fn shown_path(path: &Path) -> Option<String> {
+    let text = path.to_string_lossy();
+    text.contains(['/', '\\', '.'])
+        .then(|| path.display().to_string())
+}
+
 #[cfg(unix)]
-fn check_owner_only(path: &Path, metadata: &std::fs::Metadata) -> Result<(), CliError> {
+fn check_owner_only(
+    label: &str,
+    path: Option<&str>,
+    metadata: &std::fs::Metadata,
+) -> Result<(), CliError> {
     use std::os::unix::fs::PermissionsExt as _;
     let mode = metadata.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
         return Err(CliError::Usage(format!(
-            "the key file {path} can be read by group or others (mode {mode:03o}); run `chmod 600 {path}`",
-            path = path.display()
+            "the key file {label} can be read by group or others (mode {mode:03o}); run `chmod 600 {}`",
+            path.unwrap_or("FILE")
         )));
     }
     Ok(())
@@ -238,7 +395,7 @@ fn check_owner_only(path: &Path, metadata: &std::fs::Metadata) -> Result<(), Cli
 
 // Windows has no mode bits; the file's ACL is the user's business there.
 #[cfg(not(unix))]
-fn check_owner_only(_: &Path, _: &std::fs::Metadata) -> Result<(), CliError> {
+fn check_owner_only(_: &str, _: Option<&str>, _: &std::fs::Metadata) -> Result<(), CliError> {
     Ok(())
 }
 
@@ -285,6 +442,87 @@ mod tests {
             let path = config_path(&env_of(env));
             assert_eq!(path.as_deref(), expected.map(Path::new), "{env:?}");
         }
+    }
+
+    fn check(text: &str, expected: &str) {
+        const SECRET: &str = "csk_live_0123456789abcdef0123456789abcdef";
+        let error = parse(&text.replace("SECRET", SECRET), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("csk_"), "{error}");
+        assert_eq!(
+            error.strip_prefix("the configuration file c.toml is not valid: "),
+            Some(expected),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_line_the_field_and_the_fix_but_no_value() {
+        check(
+            "[profiles.dev]\nstore_id = \"s\"\napi_key = \"SECRET\"\n",
+            "unknown field `api_key` at line 3: a profile accepts base_url, store_id, key_file and key_env; the file never holds a key itself: name a file holding it with key_file (chmod 600) or a variable holding it with key_env; remove or correct the line (see Profiles in the store-api-cli README)",
+        );
+        check(
+            "default = \"dev\"\n",
+            "unknown field `default` at line 1: the top level accepts default_profile and [profiles.NAME] tables; remove or correct the line (see Profiles in the store-api-cli README)",
+        );
+        check(
+            "[profiles.dev]\n\"SECRET\" = 1\n",
+            "unknown field (its name is not shown) at line 2: a profile accepts base_url, store_id, key_file and key_env; the file never holds a key itself: name a file holding it with key_file (chmod 600) or a variable holding it with key_env; remove or correct the line (see Profiles in the store-api-cli README)",
+        );
+        check(
+            "[profiles.dev]\n\nkey_env = [\"SECRET\"]\n",
+            "`key_env` at line 3 must be text in quotes (key_env = \"...\"); the value is not shown, it may be a key (see Profiles in the store-api-cli README)",
+        );
+        check(
+            "profiles = { dev = { key_file = 5 } }\n",
+            "`key_file` at line 1 must be a path in quotes (key_file = \"/path/to/key\"); the value is not shown, it may be a key (see Profiles in the store-api-cli README)",
+        );
+        check(
+            "[profiles]\ndev = \"SECRET\"\n",
+            "`dev` at line 2 must be a table of settings: a line [profiles.dev], its fields under it (a profile accepts base_url, store_id, key_file and key_env); the value is not shown, it may be a key (see Profiles in the store-api-cli README)",
+        );
+        check(
+            "profiles = \"SECRET\"\n",
+            "`profiles` at line 1 must be a table of profiles: a line [profiles.NAME] for each, its fields under it; the value is not shown, it may be a key (see Profiles in the store-api-cli README)",
+        );
+        let syntax = |line: &str, words: &str| {
+            format!(
+                "{line} is not valid TOML{words}: write each setting on a line of its own as name = \"text\" (text in quotes), under a line [profiles.NAME] (see Profiles in the store-api-cli README)"
+            )
+        };
+        check(
+            "[profiles.dev]\nstore_id = SECRET\n",
+            &syntax(
+                "line 2, column 12",
+                " (string values must be quoted, expected literal string)",
+            ),
+        );
+        check(
+            "[profiles.dev]\nkey_env = \"SECRET\n",
+            &syntax(
+                "line 2, column 53",
+                " (invalid basic string, expected `\"`)",
+            ),
+        );
+        check(
+            "SECRET\n",
+            &syntax("line 1, column 42", " (key with no value, expected `=`)"),
+        );
+        check(
+            "[profiles.dev]\nkey_env = \"A\"\nkey_env = \"SECRET\"\n",
+            &syntax("line 3, column 1", " (duplicate key)"),
+        );
+    }
+
+    #[test]
+    fn only_grammar_of_the_parser_is_repeated() {
+        assert!(parser_words("expected `=`, `#`").is_some());
+        assert!(parser_words("unexpected `csk_live`").is_none());
+        assert!(parser_words("invalid \"x\"").is_none());
+        assert!(parser_words("invalid 'x'").is_none());
+        assert!(parser_words("unclosed `").is_none());
     }
 
     #[test]

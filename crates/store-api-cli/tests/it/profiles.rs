@@ -224,3 +224,117 @@ fn emulator_trigger_reads_the_profile_but_not_its_key() {
         "{unnamed:?}"
     );
 }
+
+// Issue 29, defect 2: a profile holding `api_key = "csk_live…"` (a field the file does not accept) was
+// refused with the parser's message, which quotes the whole line: the key went to stderr and CI logs.
+// No error about the file may quote a value, whatever the mistake; each names the file, the line, the
+// field (when there is one) and the fix.
+#[test]
+fn a_refused_configuration_file_never_prints_a_value() {
+    const SECRET: &str = "csk_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+    let cases: &[(&str, &str, &[&str])] = &[
+        // An unknown field holding a key.
+        (
+            "api_key",
+            "[profiles.dev]\nstore_id = \"s\"\napi_key = \"SECRET\"\n",
+            &["unknown field `api_key`", "line 3", "key_file", "key_env"],
+        ),
+        // An unknown field at the top level.
+        (
+            "top-level key",
+            "key = \"SECRET\"\n[profiles.dev]\nstore_id = \"s\"\n",
+            &["unknown field `key`", "line 1", "key_env"],
+        ),
+        // A known field of the wrong type (a list instead of text).
+        (
+            "wrong type",
+            "[profiles.dev]\n\nkey_env = [\"SECRET\"]\n",
+            &["`key_env`", "line 3", "must be"],
+        ),
+        // A profile that is text instead of a table.
+        (
+            "profile as text",
+            "[profiles]\ndev = \"SECRET\"\n",
+            &["`dev`", "line 2", "[profiles.dev]"],
+        ),
+        // The whole `profiles` as text.
+        (
+            "profiles as text",
+            "profiles = \"SECRET\"\n",
+            &["`profiles`", "line 1"],
+        ),
+        // Broken syntax: a value without quotes, an unclosed string, a line without `=`.
+        (
+            "bare value",
+            "[profiles.dev]\nstore_id = SECRET\n",
+            &["line 2", "TOML"],
+        ),
+        (
+            "unclosed string",
+            "[profiles.dev]\nstore_id = \"s\"\nkey_env = \"SECRET\n",
+            &["line 3", "TOML"],
+        ),
+        ("no equals sign", "SECRET\n", &["line 1", "TOML"]),
+        (
+            "duplicate key",
+            "[profiles.dev]\nkey_env = \"A\"\nkey_env = \"SECRET\"\n",
+            &["line 3", "TOML"],
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let config = Config::new(&text.replace("SECRET", SECRET));
+        for json in [false, true] {
+            let mut args = vec!["status", "--profile", "dev"];
+            if json {
+                args.push("--json");
+            }
+            let run = config.run(&args, &[]);
+            assert_eq!(run.code, 2, "{name}: {run:?}");
+            for fragment in ["csk_", "9f8e7d6c", "b1a0"] {
+                assert!(
+                    !run.stderr.contains(fragment) && !run.stdout.contains(fragment),
+                    "{name}: the value is printed: {run:?}"
+                );
+            }
+            assert!(run.stderr.contains("config.toml"), "{name}: {run:?}");
+            for fragment in *expected {
+                assert!(run.stderr.contains(fragment), "{name}: {fragment}: {run:?}");
+            }
+        }
+    }
+}
+
+// Issue 29, defect 2: a key pasted where the name of its variable or file belongs (`key_env =
+// "csk_live…"`, `default_profile = "csk_live…"`) was quoted by the error that followed.
+#[test]
+fn a_key_in_place_of_a_name_is_not_quoted() {
+    const SECRET: &str = "csk_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+    for (field, expected) in [
+        ("key_env", "no variable named by key_env is set"),
+        ("key_file", "the key file named by key_file"),
+    ] {
+        let config = Config::new(&format!(
+            "[profiles.dev]\nstore_id = \"s\"\n{field} = \"{SECRET}\"\n"
+        ));
+        let run = config.run(&["status", "--profile", "dev"], &[]).code(2);
+        assert!(!run.stderr.contains("csk_"), "{field}: {run:?}");
+        assert!(run.stderr.contains(expected), "{field}: {run:?}");
+    }
+    let config = Config::new(&format!(
+        "default_profile = \"{SECRET}\"\n[profiles.dev]\nstore_id = \"s\"\n"
+    ));
+    let run = config.run(&["status"], &[]).code(2);
+    assert!(!run.stderr.contains("csk_"), "{run:?}");
+    assert!(
+        run.stderr.contains("no profile named by default_profile"),
+        "{run:?}"
+    );
+    // A name that looks like one is still named.
+    let config = Config::new("[profiles.dev]\nstore_id = \"s\"\nkey_env = \"UNSET_KEY_VAR\"\n");
+    let run = config.run(&["status", "--profile", "dev"], &[]).code(2);
+    assert!(
+        run.stderr
+            .contains("the variable UNSET_KEY_VAR named by key_env"),
+        "{run:?}"
+    );
+}
