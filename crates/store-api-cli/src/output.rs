@@ -1,10 +1,16 @@
 //! Where results go: tables and lines for humans, JSON for machines, always on stdout.
+//!
+//! **Architecture Invariant:** no control character of a server's or a customer's string reaches a
+//! terminal. Every table cell (through [`Table::add_row`], the only way to add one) and every line
+//! ([`Output::line`]) is [`clean`]ed: a product or customer name holding `ESC ] 0 ; … BEL` would
+//! retitle the terminal, `ESC [ 2 J` clear it. `--json` prints the exact strings (JSON escapes them).
 
-use std::fmt::Display;
+use std::borrow::Cow;
+use std::fmt::{self, Display};
 use std::io::Write as _;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use comfy_table::{ColumnConstraint, ContentArrangement, Table, modifiers, presets};
+use comfy_table::{ColumnConstraint, ContentArrangement, modifiers, presets};
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -17,10 +23,11 @@ pub struct Output {
 }
 
 impl Output {
-    /// Prints one line of text (human mode only; JSON mode keeps stdout pure JSON).
+    /// Prints one line of text (human mode only; JSON mode keeps stdout pure JSON), [`clean`]ed but
+    /// for its line breaks.
     pub fn line(&self, text: impl Display) {
         if !self.json {
-            write_stdout(&format!("{text}\n"));
+            write_stdout(&format!("{}\n", clean_lines(&text.to_string())));
         }
     }
 
@@ -60,9 +67,61 @@ pub fn write_stdout(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
+/// Text as a terminal may show it: each control character (C0 with line breaks and tabs, DEL, C1)
+/// and each character that reorders text (bidirectional overrides and isolates) written as its
+/// escape (`\u{1b}`, `\n`), so an escape sequence is shown rather than obeyed and what follows it
+/// stays visible.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    clean_except(text, None)
+}
+
+/// [`clean`], keeping line breaks (`\n`): for lines of text, whose own breaks are the program's.
+pub fn clean_lines(text: &str) -> Cow<'_, str> {
+    clean_except(text, Some('\n'))
+}
+
+fn clean_except(text: &str, kept: Option<char>) -> Cow<'_, str> {
+    let unsafe_char = |c: char| Some(c) != kept && (c.is_control() || reorders(c));
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut cleaned = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            cleaned.extend(c.escape_default());
+        } else {
+            cleaned.push(c);
+        }
+    }
+    Cow::Owned(cleaned)
+}
+
+/// Unicode's bidirectional formatting characters: they reorder what a terminal shows after them.
+fn reorders(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A table for humans whose cells are [`clean`]: the only kind [`Output::table`] prints.
+pub struct Table(comfy_table::Table);
+
+impl Table {
+    /// Adds a row, each cell [`clean`]ed.
+    pub fn add_row(&mut self, cells: Vec<String>) -> &mut Self {
+        self.0
+            .add_row(cells.iter().map(|cell| clean(cell).into_owned()));
+        self
+    }
+}
+
+impl Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// A table with the house style and these column headers.
 pub fn table(header: &[&str]) -> Table {
-    let mut table = Table::new();
+    let mut table = comfy_table::Table::new();
     table
         .load_preset(presets::UTF8_FULL_CONDENSED)
         .apply_modifier(modifiers::UTF8_ROUND_CORNERS)
@@ -75,11 +134,11 @@ pub fn table(header: &[&str]) -> Table {
         table.set_header(header.to_vec());
         keep_first_column_whole(&mut table);
     }
-    table
+    Table(table)
 }
 
 /// Ids and field names are copied from the output: never wrap them on a narrow terminal.
-fn keep_first_column_whole(table: &mut Table) {
+fn keep_first_column_whole(table: &mut comfy_table::Table) {
     if let Some(column) = table.column_mut(0) {
         column.set_constraint(ColumnConstraint::ContentWidth);
     }
@@ -91,7 +150,7 @@ pub fn fields<'a>(rows: impl IntoIterator<Item = (&'a str, String)>) -> Table {
     for (name, value) in rows {
         table.add_row(vec![name.to_owned(), value]);
     }
-    keep_first_column_whole(&mut table);
+    keep_first_column_whole(&mut table.0);
     table
 }
 
@@ -176,5 +235,29 @@ mod tests {
             "page 1 of 1, 0 orders in all"
         );
         assert_eq!(page_footer(1, 1, 1, "order"), "page 1 of 1, 1 order in all");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        let cases = [
+            ("Ada Lovelace", "Ada Lovelace"),
+            ("café ☕ 東京", "café ☕ 東京"),
+            ("a\u{1b}]0;pwned\u{7}b", "a\\u{1b}]0;pwned\\u{7}b"),
+            ("\u{1b}[2J", "\\u{1b}[2J"),
+            ("\u{9b}2J \u{7f} \u{0}", "\\u{9b}2J \\u{7f} \\u{0}"),
+            ("a\nb\tc\rd", "a\\nb\\tc\\rd"),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(clean(text), expected, "{text:?}");
+        }
+        assert_eq!(clean_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
+        let mut t = table(&["NAME"]);
+        t.add_row(vec!["x\u{1b}[2Jy".to_owned()]);
+        let shown = t.to_string();
+        assert!(
+            shown.contains("x\\u{1b}[2Jy") && !shown.contains('\u{1b}'),
+            "{shown}"
+        );
     }
 }

@@ -1,12 +1,11 @@
 //! How each resource looks for humans: list tables and detail views.
 
-use comfy_table::Table;
 use store_api::model::{
     Artwork, CatalogProduct, FulfillmentStatus, Order, Product, ShippingAddress,
 };
 use store_api_webhooks::Event;
 
-use crate::output::{fields, joined, or_dash, table, time, usd, yes_no};
+use crate::output::{Table, fields, joined, or_dash, table, time, usd, yes_no};
 
 /// Blanks, one per row.
 pub fn catalog_list(items: &[CatalogProduct]) -> Table {

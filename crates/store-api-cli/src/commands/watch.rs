@@ -7,7 +7,7 @@ use store_api_fixtures::{Emulator, RemoteEmulator, RemoteError};
 
 use crate::cli::WatchArgs;
 use crate::error::CliError;
-use crate::output::{Output, or_dash, time};
+use crate::output::{Output, clean, or_dash, time};
 use crate::progress;
 use crate::render::ladder_text;
 use crate::session::Session;
@@ -44,7 +44,7 @@ pub async fn run(session: &Session, args: &WatchArgs, out: Output) -> Result<(),
                 .as_ref()
                 .and_then(FulfillmentStatus::rung);
             bar.set_position(rung.map_or(0, |r| u64::try_from(r + 1).unwrap_or(0)));
-            bar.set_message(or_dash(order.fulfillment_status.as_ref()));
+            bar.set_message(clean(&or_dash(order.fulfillment_status.as_ref())).into_owned());
             bar.suspend(|| {
                 out.line(change_line(&order));
                 out.json_line(&order)
@@ -59,7 +59,7 @@ pub async fn run(session: &Session, args: &WatchArgs, out: Output) -> Result<(),
         if let (true, Some(advancer)) = (advancing, &advancer)
             && let Err(warning) = advancer.advance().await?
         {
-            bar.suspend(|| eprintln!("note: {warning}; no longer advancing"));
+            bar.suspend(|| eprintln!("note: {}; no longer advancing", clean(&warning)));
             advancing = false;
         }
         tokio::time::sleep(Duration::from_millis(args.interval_ms)).await;

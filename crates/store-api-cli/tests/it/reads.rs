@@ -173,3 +173,78 @@ fn products_list_and_get() {
         .code(0);
     snap!("products_get_json", cap.stdout);
 }
+
+// Issue 29, defect 9: tables printed server and customer strings with their control characters, so a
+// product or customer name could retitle the terminal (`ESC ] 0 ; … BEL`) or clear it (`ESC [ 2 J`).
+// Every cell and line for humans is cleaned; `--json` keeps the exact strings.
+#[test]
+fn control_characters_of_server_strings_never_reach_the_terminal() {
+    const TITLE: &str = "\u{1b}]0;pwned\u{7}";
+    const CLEAR: &str = "\u{1b}[2J";
+    let mut seed = store_api_fixtures::Seed::builtin();
+    let product = seed
+        .products
+        .iter_mut()
+        .find(|p| p.product.id == "prod_alpha_sunset_tee")
+        .unwrap();
+    product.product.name = Some(format!("Sunset{TITLE} Tee{CLEAR}\u{9b}2J\u{7f}"));
+    let env = Env::start_with(|builder| builder.seed(seed));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("order.json");
+    let order = std::fs::read_to_string(crate::common::data("order.json"))
+        .unwrap()
+        .replace("\"Ada\"", "\"Ada\\u001b]0;pwned\\u0007\"")
+        .replace("\"Lovelace\"", "\"\\u001b[2JLovelace\\r\"");
+    std::fs::write(&file, order).unwrap();
+    let submitted = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            file.to_str().unwrap(),
+            "--external-id",
+            "ctl-1",
+        ])
+        .code(0);
+    let order_id = env
+        .run(&["orders", "find", "--external-id", "ctl-1", "--json"])
+        .code(0)
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let runs = [
+        submitted,
+        env.run(&["products", "list"]).code(0),
+        env.run(&["products", "get", "prod_alpha_sunset_tee"])
+            .code(0),
+        env.run(&["orders", "get", &order_id]).code(0),
+        env.run(&["orders", "find", "--external-id", "ctl-1"])
+            .code(0),
+    ];
+    for run in &runs {
+        let control = run
+            .stdout
+            .chars()
+            .chain(run.stderr.chars())
+            .find(|c| (c.is_control() && *c != '\n') || *c == '\u{9b}');
+        assert_eq!(control, None, "{run:?}");
+        assert!(run.stdout.contains("pwned"), "still shown: {run:?}");
+    }
+    let list = env.run(&["orders", "list"]).code(0);
+    assert!(!list.stdout.contains('\u{1b}'), "{list:?}");
+    // --json keeps the strings exactly.
+    let json = env
+        .run(&["products", "get", "prod_alpha_sunset_tee", "--json"])
+        .code(0);
+    assert_eq!(
+        json.json()["name"],
+        format!("Sunset{TITLE} Tee{CLEAR}\u{9b}2J\u{7f}")
+    );
+    let json = env.run(&["orders", "get", &order_id, "--json"]).code(0);
+    assert_eq!(
+        json.json()["shippingAddress"]["firstName"],
+        format!("Ada{TITLE}")
+    );
+    assert!(!json.stdout.contains('\u{1b}'), "escaped in JSON: {json:?}");
+}
