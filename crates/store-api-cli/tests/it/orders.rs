@@ -581,13 +581,35 @@ fn a_second_run_waits_for_the_first_and_resumes_its_order() {
     let (_dir, file) = order_file(|text| text);
     let lock = lock_file_of(&file);
     fs4::FileExt::lock(&lock).unwrap();
-    let waiting = spawn_submit(&env, &file, &[]);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let mut waiting = waiting;
+    let mut waiting = spawn_submit(&env, &file, &[]);
+    // Its stderr line by line, to see it wait (a fixed sleep would race a slow start).
+    let stderr = waiting.stderr.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = Vec::new();
+    while !said
+        .last()
+        .is_some_and(|line: &String| line.contains("waiting"))
+    {
+        match received.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(line) => said.push(line),
+            // Its stderr closed (it ended) or it said nothing: it did not wait.
+            Err(end) => panic!("the second run did not wait for the lock ({end:?}): {said:?}"),
+        }
+    }
     assert!(
-        waiting.try_wait().unwrap().is_none(),
-        "the second run did not wait for the lock"
+        said.last().unwrap().contains(".order.json.lock"),
+        "{said:?}"
     );
+    assert_eq!(waiting.try_wait().unwrap(), None, "{said:?}");
     assert_eq!(env.emu.order_count(&env.store), 0);
     // What the first run does under the lock: write an id into the file, and send it.
     let text = std::fs::read_to_string(&file).unwrap();
@@ -598,11 +620,15 @@ fn a_second_run_waits_for_the_first_and_resumes_its_order() {
     .unwrap();
     let placed = env.submit("first-run");
     fs4::FileExt::unlock(&lock).unwrap();
-    let second = Run::from(waiting.wait_with_output().unwrap()).code(0);
-    assert!(
-        second.stderr.contains("waiting") && second.stderr.contains(".order.json.lock"),
-        "{second:?}"
-    );
+    let output = waiting.wait_with_output().unwrap();
+    reader.join().unwrap();
+    said.extend(received.try_iter());
+    let second = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: said.join("\n"),
+    }
+    .code(0);
     assert!(!second.stderr.contains("generated"), "{second:?}");
     assert_eq!(second.json()["outcome"], "alreadyExisted");
     assert_eq!(second.json()["externalOrderId"], "first-run");
@@ -639,15 +665,24 @@ fn a_run_that_cannot_get_the_lock_in_time_sends_nothing() {
 #[cfg(unix)]
 #[test]
 fn the_rewritten_order_file_keeps_its_mode() {
+    use std::os::unix::fs::MetadataExt as _;
     use std::os::unix::fs::PermissionsExt as _;
     let env = Env::start();
     for mode in [0o600, 0o640, 0o444] {
         let (_dir, file) = order_file(|text| text);
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        // Run as root (a container, CI), the owner can be another user's, and is kept too.
+        let root = std::fs::metadata(&file).unwrap().uid() == 0;
+        if root {
+            std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        }
         env.run(&["orders", "submit", "--file", file.to_str().unwrap()])
             .code(0);
         let metadata = std::fs::metadata(&file).unwrap();
         assert_eq!(metadata.permissions().mode() & 0o7777, mode, "{mode:o}");
+        if root {
+            assert_eq!((metadata.uid(), metadata.gid()), (65534, 65534));
+        }
         assert_eq!(external_ids_in(&file).0, 1);
     }
 }
