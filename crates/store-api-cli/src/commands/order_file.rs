@@ -112,7 +112,8 @@ impl OrderFileLock {
             .write(true)
             .open(&path)
             .map_err(unavailable)?;
-        let deadline = Instant::now() + timeout;
+        // A timeout past what an instant can hold (`--lock-timeout 18446744073709551615`) waits forever.
+        let deadline = Instant::now().checked_add(timeout);
         let mut waiting = Some(waiting);
         loop {
             // Called by path: std's `File::try_lock` (Rust 1.89) would shadow the trait's method.
@@ -121,14 +122,16 @@ impl OrderFileLock {
                 Err(fs4::TryLockError::Error(error)) => return Err(unavailable(error)),
                 Err(fs4::TryLockError::WouldBlock) => {}
             }
-            if Instant::now() >= deadline {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Err(LockError::TimedOut { path });
             }
             if let Some(waiting) = waiting.take() {
                 waiting(&path);
             }
-            tokio::time::sleep(LOCK_POLL.min(deadline.saturating_duration_since(Instant::now())))
-                .await;
+            let left = deadline.map_or(LOCK_POLL, |deadline| {
+                deadline.saturating_duration_since(Instant::now())
+            });
+            tokio::time::sleep(LOCK_POLL.min(left)).await;
         }
     }
 }
@@ -301,6 +304,16 @@ fn violation(field: &str, reason: &str) -> Option<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // `--lock-timeout 18446744073709551615` (a user's "wait forever") overflowed the deadline and panicked.
+    #[tokio::test]
+    async fn a_lock_timeout_past_what_an_instant_holds_waits_without_panicking() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("order.json");
+        std::fs::write(&file, "{}").unwrap();
+        let lock = OrderFileLock::acquire(&file, Duration::MAX, |_| {}).await;
+        assert!(lock.is_ok(), "{lock:?}");
+    }
 
     fn check(body: &str, expected: &str) {
         let dir = tempfile::tempdir().unwrap();
