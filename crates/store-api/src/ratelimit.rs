@@ -115,12 +115,12 @@ impl RateLimiter {
     }
 
     /// Pauses the whole store for `duration` (a 429's Retry-After). Any duration is accepted: one too
-    /// large to add to the clock pauses for a year, and callers cap what a service may ask for.
+    /// large to add to the clock pauses for [`MAX_DURATION_SETTING`](crate::MAX_DURATION_SETTING) (a year), and callers cap what a service may ask for.
     pub fn pause_for(&self, duration: Duration) {
         let now = Instant::now();
         let until = now
             .checked_add(duration)
-            .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+            .or_else(|| now.checked_add(crate::MAX_DURATION_SETTING))
             .unwrap_or(now);
         let mut paused = self
             .inner
