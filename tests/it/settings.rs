@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use store_api::doctor::{DoctorOptions, diagnose};
 use store_api::{
-    ClientBuilder, Error, MAX_DURATION_SETTING, RetryPolicy, Submitted, new_external_order_id,
+    ClientBuilder, Error, MAX_DURATION_SETTING, RateLimiter, RetryPolicy, Submitted,
+    new_external_order_id,
 };
 use store_api_fixtures::{Emulator, Fault, FaultKind};
 use store_api_tests::hostile::{Hostile, Seen, Upstream, answer};
@@ -88,13 +89,15 @@ async fn a_submit_retry_budget_of_duration_max_panics_nowhere() {
         .submit_retry_policy(no_limit)
         .retry_policy(no_limit);
     reads_and_submits(&emu, settings, 2).await;
-    // Every duration of a policy at once, set through its public fields.
+    // Every duration setting at once (a policy's through its public fields, and a limiter whose
+    // tokens never come back, which panicked when built).
     let mut policy = RetryPolicy::submit().with_max_elapsed(Duration::MAX);
     policy.max_delay = Duration::MAX;
     let every = builder(&emu)
         .timeout(Duration::MAX)
         .max_rate_limit_pause(Duration::MAX)
         .cache_ttl(Duration::MAX)
+        .rate_limiter(RateLimiter::with_rate(1000, Duration::MAX))
         .submit_retry_policy(policy)
         .retry_policy(policy);
     reads_and_submits(&emu, every, 1).await;
