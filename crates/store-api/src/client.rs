@@ -627,7 +627,8 @@ impl ClientBuilder {
     ///
     /// Fails with [`Error::Config`](crate::Error::Config) naming the first variable that is missing
     /// (unset or empty) or invalid (not Unicode, a key that cannot be sent in a header, a base URL that
-    /// is not an http(s) URL).
+    /// is not an http(s) URL). An `http` base URL to a host that is not loopback is read here but
+    /// refused by [`build`](Self::build) unless [`allow_insecure_http`](Self::allow_insecure_http).
     ///
     /// ```no_run
     /// # fn run() -> Result<(), store_api::Error> {
