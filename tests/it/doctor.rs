@@ -6,7 +6,8 @@
 use store_api::doctor::{DoctorOptions, Report, Verdict, diagnose};
 use store_api::model::{Product, ProductStatus};
 use store_api_fixtures::{Deviation, Emulator, Fault, FaultKind};
-use store_api_tests::{ALPHA, tee_order};
+use store_api_tests::hostile::{Hostile, Seen, Upstream, answer};
+use store_api_tests::{ALPHA, builder_at, key_of, tee_order};
 
 /// The assumptions the probe observes (every other one is reported as not checked).
 const PROBED: &[&str] = &[
@@ -182,5 +183,71 @@ async fn a_429_is_not_a_difference_but_a_fact_not_checked() {
     assert!(
         matches!(&status.verdict, Verdict::NotChecked { why } if why.contains("429")),
         "{report}"
+    );
+}
+
+// Issue 29, defect 9: the "wrong key" of the 401 check was the key with its last character changed,
+// so every log of rejected keys (the service's, a proxy's, this front's) held the key to within one
+// character. It is random now, of the key's shape: its length and its brand prefix (`csk_`).
+#[tokio::test]
+async fn the_wrong_key_shares_no_more_than_the_brand_prefix_with_the_key() {
+    let emu = emulator(false, None).await;
+    let key = key_of(&emu, ALPHA);
+    let front = Hostile::start(
+        "127.0.0.1",
+        Some(emu.origin().to_owned()),
+        |seen: Seen, upstream: Upstream| async move {
+            let (status, _, body) = upstream.forward(&seen).await;
+            answer(
+                status.as_u16(),
+                &[("content-type", "application/json")],
+                body,
+            )
+        },
+    )
+    .await;
+    let client = builder_at(&front.origin(), ALPHA, &key).build().unwrap();
+    let mut wrong_keys = Vec::new();
+    for _ in 0..3 {
+        let report = diagnose(&client, &DoctorOptions::default().max_requests(2)).await;
+        let unauthorized = report.stated.iter().find(|f| f.id == "unauthorized");
+        assert!(
+            unauthorized.is_some_and(|f| matches!(f.verdict, Verdict::Held { .. })),
+            "{report}"
+        );
+        let seen = front.seen();
+        let sent: Vec<&str> = seen
+            .iter()
+            .filter_map(|seen| seen.headers.get("x-api-key")?.to_str().ok())
+            .filter(|sent| *sent != key)
+            .collect();
+        let wrong = sent.last().copied().unwrap_or_default().to_owned();
+        assert_eq!(sent.len(), wrong_keys.len() + 1, "one wrong key per run");
+        wrong_keys.push(wrong);
+    }
+    let prefix = "csk_";
+    assert!(
+        key.starts_with(prefix) && key.len() > 20,
+        "the emulator's key shape changed"
+    );
+    for wrong in &wrong_keys {
+        assert_eq!(wrong.len(), key.len(), "{wrong}");
+        assert!(wrong.starts_with(prefix), "{wrong}");
+        // Past the prefix, random: a character matches the key's by chance about once in 62; eight
+        // or more of them (less than one chance in 10^8) would be the key leaking through.
+        let same = wrong[prefix.len()..]
+            .chars()
+            .zip(key[prefix.len()..].chars())
+            .filter(|(a, b)| a == b)
+            .count();
+        assert!(
+            same < 8,
+            "{same} of the key's {} characters after {prefix} are in the wrong key",
+            key.len() - prefix.len()
+        );
+    }
+    assert!(
+        wrong_keys[0] != wrong_keys[1] || wrong_keys[1] != wrong_keys[2],
+        "a new wrong key each run"
     );
 }

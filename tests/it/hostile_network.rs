@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use futures::stream;
-use store_api::{Client, Error, RetryPolicy, Submitted, new_external_order_id};
+use store_api::{AttemptResult, Client, Error, RetryPolicy, Submitted, new_external_order_id};
 use store_api_tests::hostile::{Hostile, Seen, Upstream, answer, html_page};
 use store_api_tests::{ALPHA, emulator, key_of, relaxed_limiter, tee_submission};
 
@@ -287,4 +287,69 @@ async fn a_request_for_another_origin_is_never_sent() {
     assert!(error.to_string().contains("another origin"), "{error}");
     assert!(!error.may_have_been_processed());
     assert!(elsewhere.seen().is_empty());
+}
+
+// Issue 29, defect 9: a client error whose `Content-Length` exceeds the size limit was recorded in
+// `Submission::attempts` as the service's refusal (`AttemptResult::Status`): that attempt's
+// `may_have_been_processed()` was false although it had billed the order, and the CLI said "nothing
+// new was billed". An answer too large to read is never taken as the service's word.
+#[tokio::test]
+async fn an_answer_over_the_size_limit_is_never_taken_for_the_services_refusal() {
+    const LIMIT: usize = 256 << 10;
+    let emu = emulator().await;
+    let front = Hostile::start(
+        "127.0.0.1",
+        Some(emu.origin().to_owned()),
+        |seen: Seen, upstream: Upstream| async move {
+            let (status, _, body) = upstream.forward(&seen).await;
+            if seen.method == "POST" {
+                // Billed; then an answer with the service's envelope of a refusal, too large to read.
+                let status: u16 = seen.headers["x-test-status"].to_str().unwrap().parse().unwrap();
+                let padding = " ".repeat(LIMIT + 1);
+                let envelope = format!(
+                    r#"{{"message":"refused","error":"Bad Request","statusCode":{status}}}{padding}"#
+                );
+                return answer(status, &[("content-type", "application/json")], envelope);
+            }
+            answer(
+                status.as_u16(),
+                &[("content-type", "application/json")],
+                body,
+            )
+        },
+    )
+    .await;
+    for status in [400, 404, 413, 422] {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("x-test-status", status.into());
+        let client = Client::builder()
+            .base_url(front.origin())
+            .store_id(ALPHA)
+            .api_key(key_of(&emu, ALPHA))
+            .rate_limiter(relaxed_limiter())
+            .max_response_bytes(LIMIT)
+            .http_client_builder(reqwest::Client::builder().default_headers(headers))
+            .build()
+            .unwrap();
+        let before = emu.order_count(ALPHA);
+        let submission = client
+            .orders()
+            .submit(&tee_submission(&new_external_order_id()))
+            .await
+            .unwrap();
+        assert_eq!(emu.order_count(ALPHA), before + 1, "{status}: billed once");
+        let [attempt] = submission.attempts.as_slice() else {
+            panic!("{status}: {submission:?}");
+        };
+        assert_eq!(
+            attempt.result,
+            AttemptResult::Intermediary(status),
+            "{status}: {submission:?}"
+        );
+        assert!(attempt.result.may_have_been_processed(), "{status}");
+        assert!(
+            matches!(submission.submitted, Submitted::AlreadyExisted(_)),
+            "{status}: {submission:?}"
+        );
+    }
 }

@@ -25,6 +25,8 @@ mod rate_limit;
 mod rare_faults;
 // Client, Error and Page cross threads (compile-time).
 mod send_sync;
+// Issue 29: settings at their extremes (`Duration::MAX`) and the clear-text base URLs `build` refuses.
+mod settings;
 // The money path and the reads under a model of the network, every schedule explored (issue 22).
 mod sim;
 // store-api-webhooks end to end: the emulator's signed deliveries to an axum receiver, key rotation,

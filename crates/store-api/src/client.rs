@@ -49,6 +49,29 @@ pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
 /// The User-Agent header unless [`ClientBuilder::user_agent`] sets another.
 pub const DEFAULT_USER_AGENT: &str = concat!("store-api-rust/", env!("CARGO_PKG_VERSION"));
 
+/// The longest any duration setting of the client counts as: 365 days. A longer one (`Duration::MAX`,
+/// a "no limit") is clamped to it by [`ClientBuilder::build`]: the timeout
+/// ([`ClientBuilder::timeout`]), the longest rate-limit pause
+/// ([`ClientBuilder::max_rate_limit_pause`]) and the retry policies' `max_elapsed`, `base_delay` and
+/// `max_delay` ([`RetryPolicy`]). Deadlines are instants computed from these settings, and an instant
+/// `Duration::MAX` away cannot be represented: unclamped, it panicked on every request.
+pub const MAX_DURATION_SETTING: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// The instant `by` after `start`; one that the clock cannot represent is [`MAX_DURATION_SETTING`]
+/// after `start` instead (settings are clamped to that already; this keeps a sum of them from
+/// panicking too).
+pub(crate) fn later(start: tokio::time::Instant, by: Duration) -> tokio::time::Instant {
+    start
+        .checked_add(by)
+        .or_else(|| start.checked_add(MAX_DURATION_SETTING))
+        .unwrap_or(start)
+}
+
+/// The instant `by` from now, as [`later`] computes it.
+pub(crate) fn deadline_after(by: Duration) -> tokio::time::Instant {
+    later(tokio::time::Instant::now(), by)
+}
+
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
@@ -201,6 +224,7 @@ pub struct ClientBuilder {
     cache_ttl: Option<Duration>,
     max_pause: Option<Duration>,
     root_certificates: Vec<RootCertificate>,
+    allow_insecure_http: bool,
 }
 
 /// A trust anchor added with [`ClientBuilder::root_certificate_pem`] or
@@ -271,6 +295,11 @@ impl ClientBuilder {
     /// The service's address, `{base_url}` in the specification (for example `https://host`), with or
     /// without the `/store-api/2026-08` segment. Required: the specification does not name the host.
     /// For the local emulator, `Emulator::base_url()`.
+    ///
+    /// An `http://` URL (no TLS: the API key and the orders cross the network in clear text) is
+    /// accepted only for a loopback host (`localhost`, `127.0.0.0/8`, `::1`); for any other host
+    /// [`build`](Self::build) fails with [`Error::InsecureBaseUrl`] unless
+    /// [`allow_insecure_http`](Self::allow_insecure_http) says so.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = Some(url.into());
         self
@@ -279,6 +308,9 @@ impl ClientBuilder {
     /// The most one attempt may take once the rate limiter lets it go (default [`DEFAULT_TIMEOUT`],
     /// 30 s): its connection, its answer and the answer's whole body. The client enforces it itself,
     /// whatever HTTP client or [`network`](Self::network) carries the request.
+    ///
+    /// A longer timeout than [`MAX_DURATION_SETTING`] (365 days; `Duration::MAX` for "no limit")
+    /// counts as that.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -344,13 +376,15 @@ impl ClientBuilder {
     }
 
     /// Retry policy of reads and of requests nothing was processed for (default [`RetryPolicy::default`]).
+    /// Its durations are clamped to [`MAX_DURATION_SETTING`] (365 days).
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
     }
 
     /// Retry policy of [`Orders::submit`] (default [`RetryPolicy::submit`]: 10 attempts within 5 minutes,
-    /// 250 ms doubling to 10 s).
+    /// 250 ms doubling to 10 s). Its durations are clamped to [`MAX_DURATION_SETTING`] (365 days):
+    /// `with_max_elapsed(Duration::MAX)` retries for up to a year.
     pub fn submit_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.submit_retry = Some(policy);
         self
@@ -359,6 +393,9 @@ impl ClientBuilder {
     /// The longest the whole store pauses after one 429, whatever its `Retry-After` says (default
     /// [`DEFAULT_MAX_RATE_LIMIT_PAUSE`], 10 s). The call that got the 429 still honours the full
     /// Retry-After, or returns [`Error::RateLimited`] at once when it exceeds the retry budget.
+    ///
+    /// A longer pause than [`MAX_DURATION_SETTING`] (365 days; `Duration::MAX` for "no limit") counts
+    /// as that.
     pub fn max_rate_limit_pause(mut self, pause: Duration) -> Self {
         self.max_pause = Some(pause);
         self
@@ -368,6 +405,27 @@ impl ClientBuilder {
     /// [`DEFAULT_CACHE_TTL`], 5 minutes).
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = Some(ttl);
+        self
+    }
+
+    /// Lets [`build`](Self::build) accept an `http://` base URL to a host that is not loopback. The API
+    /// key travels in every request's `X-API-Key`, and without TLS anyone on the path can read it (and
+    /// the orders' names and addresses): allow it only on a network you trust end to end (a test
+    /// network, a sidecar proxy that adds TLS). Off by default; loopback hosts (`localhost`,
+    /// `127.0.0.0/8`, `::1`) never need it.
+    ///
+    /// ```
+    /// let client = store_api::Client::builder()
+    ///     .base_url("http://store-api.test-network:8080")
+    ///     .store_id("store_alpha")
+    ///     .api_key("csk_example")
+    ///     .allow_insecure_http(true)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), store_api::Error>(())
+    /// ```
+    pub fn allow_insecure_http(mut self, allow: bool) -> Self {
+        self.allow_insecure_http = allow;
         self
     }
 
@@ -390,8 +448,11 @@ impl ClientBuilder {
 
     /// Builds the client.
     ///
-    /// Fails at once, before any request, when a setting is missing or invalid, and when the base URL is
-    /// `https` (or a root certificate was added) but no TLS feature (`rustls`, `native-tls`) is compiled in.
+    /// Fails at once, before any request, when a setting is missing or invalid, when the base URL is
+    /// `http` to a host that is not loopback ([`Error::InsecureBaseUrl`], unless
+    /// [`allow_insecure_http`](Self::allow_insecure_http)), and when the base URL is `https` (or a root
+    /// certificate was added) but no TLS feature (`rustls`, `native-tls`) is compiled in. Durations
+    /// longer than [`MAX_DURATION_SETTING`] are clamped to it.
     pub fn build(self) -> Result<Client> {
         let api_key = self
             .api_key
@@ -405,12 +466,22 @@ impl ClientBuilder {
                 .base_url
                 .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
         )?;
+        let parsed = url::Url::parse(&base_url)
+            .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;
+        if !self.allow_insecure_http {
+            refuse_clear_text(&parsed)?;
+        }
         require_tls(
             store_api_raw::tls::backend(),
             &base_url,
             !self.root_certificates.is_empty(),
         )?;
-        let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        // Clamped: every deadline is an instant computed from these, and `Duration::MAX` (a user's
+        // "no limit") cannot be added to one.
+        let timeout = self
+            .timeout
+            .unwrap_or(DEFAULT_TIMEOUT)
+            .min(MAX_DURATION_SETTING);
         let http = self
             .http
             .unwrap_or_else(|| reqwest::Client::builder().connect_timeout(timeout))
@@ -425,9 +496,7 @@ impl ClientBuilder {
         let network = self
             .network
             .unwrap_or_else(|| Arc::new(ReqwestNetwork::new(http.clone())));
-        let origin = url::Url::parse(&base_url)
-            .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?
-            .origin();
+        let origin = parsed.origin();
         let limiter = self
             .limiter
             .unwrap_or_else(|| RateLimiter::for_store(&base_url, &store_id));
@@ -437,8 +506,11 @@ impl ClientBuilder {
         };
         let transport = Arc::new(ClientTransport {
             limiter: shared_limiter.clone(),
-            policy: self.retry.unwrap_or_default(),
-            max_pause: self.max_pause.unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE),
+            policy: self.retry.unwrap_or_default().clamped(),
+            max_pause: self
+                .max_pause
+                .unwrap_or(DEFAULT_MAX_RATE_LIMIT_PAUSE)
+                .min(MAX_DURATION_SETTING),
             key: api_key.clone(),
             hooks: self.hooks,
             network,
@@ -453,7 +525,10 @@ impl ClientBuilder {
             http,
             Hooks::with_key_handle(api_key).with_transport(transport.clone()),
         );
-        let submit_policy = self.submit_retry.unwrap_or_else(RetryPolicy::submit);
+        let submit_policy = self
+            .submit_retry
+            .unwrap_or_else(RetryPolicy::submit)
+            .clamped();
         Ok(Client {
             inner: Arc::new(Inner {
                 raw,
@@ -467,6 +542,30 @@ impl ClientBuilder {
             }),
         })
     }
+}
+
+/// Fails when `url` is `http` to a host that is not loopback: the key would cross the network in
+/// clear text.
+fn refuse_clear_text(url: &url::Url) -> Result<()> {
+    if url.scheme() != "http" {
+        return Ok(());
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => {
+            name.trim_end_matches('.').eq_ignore_ascii_case("localhost")
+        }
+        Some(url::Host::Ipv4(address)) => address.is_loopback(),
+        Some(url::Host::Ipv6(address)) => {
+            address.is_loopback() || address.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        None => false,
+    };
+    if loopback {
+        return Ok(());
+    }
+    Err(Error::InsecureBaseUrl {
+        host: url.host_str().unwrap_or_default().to_owned(),
+    })
 }
 
 /// Fails when HTTPS is asked for (an `https` base URL, or root certificates) and this build has no TLS
@@ -528,7 +627,8 @@ impl ClientBuilder {
     ///
     /// Fails with [`Error::Config`](crate::Error::Config) naming the first variable that is missing
     /// (unset or empty) or invalid (not Unicode, a key that cannot be sent in a header, a base URL that
-    /// is not an http(s) URL).
+    /// is not an http(s) URL). An `http` base URL to a host that is not loopback is read here but
+    /// refused by [`build`](Self::build) unless [`allow_insecure_http`](Self::allow_insecure_http).
     ///
     /// ```no_run
     /// # fn run() -> Result<(), store_api::Error> {
@@ -649,6 +749,86 @@ mod tests {
             .root_certificate_pem("not a certificate")
             .build();
         assert!(matches!(result, Err(Error::InvalidArgument(_))));
+    }
+
+    fn build_at(url: &str, allow_insecure_http: bool) -> Result<Client> {
+        Client::builder()
+            .api_key("k")
+            .store_id("s")
+            .base_url(url)
+            .allow_insecure_http(allow_insecure_http)
+            .build()
+    }
+
+    // Issue 29, defect 9: an `http://` base URL to any host sent the key in clear text.
+    #[test]
+    fn http_is_refused_for_a_host_that_is_not_loopback_unless_allowed() {
+        let loopback = [
+            "http://127.0.0.1:8080",
+            "http://127.8.9.10",
+            "http://127.1:1",
+            "http://[::1]:8080",
+            "http://[::ffff:127.0.0.1]:8080",
+            "http://localhost:8080",
+            "http://LOCALHOST.:8080/store-api/2026-08",
+        ];
+        for url in loopback {
+            assert!(build_at(url, false).is_ok(), "{url}");
+        }
+        let remote = [
+            ("http://api.example.com", "api.example.com"),
+            ("http://10.0.0.5:8080", "10.0.0.5"),
+            ("http://0.0.0.0:8080", "0.0.0.0"),
+            ("http://[2001:db8::1]", "[2001:db8::1]"),
+            ("http://localhost.example.com", "localhost.example.com"),
+            ("http://128.0.0.1", "128.0.0.1"),
+        ];
+        for (url, expected) in remote {
+            let error = build_at(url, false).unwrap_err();
+            let Error::InsecureBaseUrl { host } = &error else {
+                panic!("{url}: {error:?}");
+            };
+            assert_eq!(host, expected);
+            let text = error.to_string();
+            assert!(text.starts_with("base_url: "), "{text}");
+            assert!(text.contains("allow_insecure_http"), "{text}");
+            assert!(build_at(url, true).is_ok(), "{url}");
+        }
+        if cfg!(any(feature = "rustls", feature = "native-tls")) {
+            assert!(build_at("https://api.example.com", false).is_ok());
+        }
+    }
+
+    // Issue 29, defect 8: `Duration::MAX` (a "no limit") is kept as the longest setting, so no
+    // deadline computed from it overflows the clock.
+    #[test]
+    fn duration_settings_are_clamped_at_build() {
+        let client = Client::builder()
+            .api_key("k")
+            .store_id("s")
+            .base_url("http://127.0.0.1:1")
+            .timeout(Duration::MAX)
+            .max_rate_limit_pause(Duration::MAX)
+            .retry_policy(RetryPolicy::default().with_max_elapsed(Duration::MAX))
+            .submit_retry_policy(
+                RetryPolicy::submit()
+                    .with_max_elapsed(Duration::MAX)
+                    .with_base_delay(Duration::MAX),
+            )
+            .build()
+            .unwrap();
+        let inner = &client.inner;
+        assert_eq!(inner.transport.timeout, MAX_DURATION_SETTING);
+        assert_eq!(inner.transport.max_pause, MAX_DURATION_SETTING);
+        assert_eq!(inner.transport.policy.max_elapsed, MAX_DURATION_SETTING);
+        assert_eq!(inner.submit_policy.max_elapsed, MAX_DURATION_SETTING);
+        assert_eq!(inner.submit_policy.base_delay, MAX_DURATION_SETTING);
+        let now = tokio::time::Instant::now();
+        assert_eq!(later(now, Duration::MAX), now + MAX_DURATION_SETTING);
+        assert_eq!(
+            later(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
     }
 
     #[test]

@@ -133,6 +133,18 @@ pub enum Error {
     /// An argument was out of range (a page size outside 1..=100, a missing externalOrderId).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The base URL is `http://` to a host that is not loopback: every request would carry the API key
+    /// (and an order's names and addresses) across the network in clear text. Refused by
+    /// [`ClientBuilder::build`](crate::ClientBuilder::build) unless
+    /// [`ClientBuilder::allow_insecure_http`](crate::ClientBuilder::allow_insecure_http) says so;
+    /// nothing was sent.
+    #[error(
+        "base_url: http:// to {host}, which is not a loopback address, would send the API key in clear text; use https (or, on a network you trust, allow_insecure_http(true))"
+    )]
+    InsecureBaseUrl {
+        /// The base URL's host.
+        host: String,
+    },
     /// The environment does not configure a client ([`Client::from_env`](crate::Client::from_env)):
     /// names the variable, never shows the key.
     #[error("configuration: {0}")]

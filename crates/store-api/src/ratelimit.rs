@@ -31,6 +31,9 @@ pub const TOKEN_INTERVAL: Duration =
         None => contract::RATE_LIMIT_REFILL_INTERVAL,
     };
 
+/// The longest a limiter's whole burst may take to refill (see [`RateLimiter::with_rate`]).
+const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
 /// A shareable per-store rate limiter. Cloning shares the bucket.
 #[derive(Clone)]
 pub struct RateLimiter {
@@ -66,9 +69,17 @@ impl RateLimiter {
 
     /// A limiter with another limit: `burst` requests at once, then one per `interval` (for a service
     /// configured differently, or a local emulator whose limit is off).
+    ///
+    /// An interval longer than [`MAX_DURATION_SETTING`](crate::MAX_DURATION_SETTING) (365 days;
+    /// `Duration::MAX` for "never again") counts as that, and a burst whose refill would take more than
+    /// a century is cut to one that takes a century at most (the bucket counts in nanoseconds, in 64
+    /// bits: a longer one panicked).
     pub fn with_rate(burst: u32, interval: Duration) -> RateLimiter {
+        let interval = interval.clamp(Duration::from_nanos(1), crate::MAX_DURATION_SETTING);
+        let most = CENTURY.as_nanos() / interval.as_nanos();
+        let burst = u32::try_from(most).map_or(burst, |most| burst.min(most));
         let burst = NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN);
-        let quota = Quota::with_period(interval.max(Duration::from_nanos(1)))
+        let quota = Quota::with_period(interval)
             .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
             .allow_burst(burst);
         RateLimiter {
@@ -115,12 +126,12 @@ impl RateLimiter {
     }
 
     /// Pauses the whole store for `duration` (a 429's Retry-After). Any duration is accepted: one too
-    /// large to add to the clock pauses for a year, and callers cap what a service may ask for.
+    /// large to add to the clock pauses for [`MAX_DURATION_SETTING`](crate::MAX_DURATION_SETTING) (a year), and callers cap what a service may ask for.
     pub fn pause_for(&self, duration: Duration) {
         let now = Instant::now();
         let until = now
             .checked_add(duration)
-            .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+            .or_else(|| now.checked_add(crate::MAX_DURATION_SETTING))
             .unwrap_or(now);
         let mut paused = self
             .inner
@@ -178,6 +189,21 @@ mod tests {
         let limiter = RateLimiter::new();
         limiter.pause_for(Duration::from_secs(u64::MAX));
         limiter.pause_for(Duration::MAX);
+    }
+
+    #[tokio::test]
+    async fn a_rate_of_any_interval_does_not_panic() {
+        for interval in [Duration::ZERO, Duration::from_secs(u64::MAX), Duration::MAX] {
+            for burst in [0, 1, 10, u32::MAX] {
+                let limiter = RateLimiter::with_rate(burst, interval);
+                tokio::time::timeout(Duration::from_millis(20), limiter.acquire())
+                    .await
+                    .ok();
+                tokio::time::timeout(Duration::from_millis(20), limiter.acquire())
+                    .await
+                    .ok();
+            }
+        }
     }
 
     #[tokio::test]

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::client::MAX_DURATION_SETTING;
+
 /// Where the backoff's jitter comes from: a fraction of the backoff ceiling in `[0, 1]` (values outside
 /// are clamped, NaN counts as 0). [`Jitter::Random`], the default, is uniform randomness; a test
 /// injects [`Jitter::Fixed`] or its own [`Jitter::Source`] and gets the same decision every time.
@@ -109,13 +111,16 @@ impl RetryPolicy {
         self
     }
 
-    /// Sets the time after which no retry starts.
+    /// Sets the time after which no retry starts. A client counts a longer one than
+    /// [`MAX_DURATION_SETTING`] (365 days; `Duration::MAX` for "no limit")
+    /// as that.
     pub fn with_max_elapsed(mut self, elapsed: Duration) -> Self {
         self.max_elapsed = elapsed;
         self
     }
 
-    /// Sets the first backoff step.
+    /// Sets the first backoff step. A client counts a longer one than
+    /// [`MAX_DURATION_SETTING`] (365 days) as that.
     pub fn with_base_delay(mut self, delay: Duration) -> Self {
         self.base_delay = delay;
         self
@@ -129,7 +134,21 @@ impl RetryPolicy {
             .base_delay
             .saturating_mul(1 << exponent)
             .min(self.max_delay);
-        ceiling.mul_f64(self.jitter.fraction())
+        // Not `mul_f64`, which panics when the product rounds past `Duration::MAX` (a ceiling of
+        // `Duration::MAX` times a fraction of 1.0 does).
+        Duration::try_from_secs_f64(ceiling.as_secs_f64() * self.jitter.fraction())
+            .map_or(ceiling, |wait| wait.min(ceiling))
+    }
+
+    /// This policy with its durations at most [`MAX_DURATION_SETTING`]: what a client keeps, so that
+    /// no deadline computed from it overflows the clock.
+    pub(crate) fn clamped(self) -> RetryPolicy {
+        RetryPolicy {
+            max_elapsed: self.max_elapsed.min(MAX_DURATION_SETTING),
+            base_delay: self.base_delay.min(MAX_DURATION_SETTING),
+            max_delay: self.max_delay.min(MAX_DURATION_SETTING),
+            ..self
+        }
     }
 }
 
@@ -285,6 +304,27 @@ mod tests {
         let nan = RetryPolicy::default().with_jitter(Jitter::Fixed(f64::NAN));
         assert_eq!(nan.backoff(1), Duration::ZERO);
         assert_eq!(RetryPolicy::default().jitter, Jitter::Random);
+    }
+
+    // Issue 29, defect 8: a ceiling of `Duration::MAX` with a jitter of 1.0 panicked in `mul_f64`.
+    #[test]
+    fn no_duration_setting_makes_the_backoff_panic() {
+        for jitter in [0.0, 0.5, 1.0] {
+            let policy = RetryPolicy {
+                base_delay: Duration::MAX,
+                max_delay: Duration::MAX,
+                max_elapsed: Duration::MAX,
+                ..RetryPolicy::default()
+            }
+            .with_jitter(Jitter::Fixed(jitter));
+            for attempt in [1, 2, 64, u32::MAX] {
+                assert!(policy.backoff(attempt) <= Duration::MAX);
+                let clamped = policy.clamped();
+                assert!(clamped.backoff(attempt) <= MAX_DURATION_SETTING);
+                assert_eq!(clamped.max_elapsed, MAX_DURATION_SETTING);
+                let _ = decide(&policy, true, Outcome::NoAnswer, attempt, Duration::MAX);
+            }
+        }
     }
 
     #[test]

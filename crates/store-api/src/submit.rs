@@ -5,6 +5,7 @@ use std::time::Duration;
 use store_api_raw::types;
 use tokio::time::Instant;
 
+use crate::client::{deadline_after, later};
 use crate::difference::differences;
 use crate::error::{self, Error, Result};
 use crate::model::Order;
@@ -70,7 +71,9 @@ pub enum AttemptResult {
     /// Another HTTP status: the service's own refusal (400, 401, 404, 413 with its envelope), a 429,
     /// or a 5xx.
     Status(u16),
-    /// An answer of something on the way, not the service's (a firewall's or a gateway's page).
+    /// An answer of something on the way, not the service's (a firewall's or a gateway's page), or an
+    /// answer larger than [`ClientBuilder::max_response_bytes`](crate::ClientBuilder::max_response_bytes),
+    /// which is not taken as the service's word either.
     Intermediary(u16),
     /// No answer within the timeout.
     Timeout,
@@ -190,11 +193,16 @@ impl Orders<'_> {
         let timeout = transport.timeout;
         // What the lookups that settle an outcome may take: one read call's worth (its retries, and its
         // last attempt after the longest wait the limiter imposes).
-        let settle_time = transport.policy.max_elapsed + transport.max_pause + timeout;
+        // Saturating: each term is a setting (clamped, but their sum may still be out of range).
+        let settle_time = transport
+            .policy
+            .max_elapsed
+            .saturating_add(transport.max_pause)
+            .saturating_add(timeout);
         match self.preflight(order).await {
             Ok(()) => {}
             Err(refusal @ Error::Invalid { .. }) => {
-                let settle_by = Instant::now() + settle_time;
+                let settle_by = deadline_after(settle_time);
                 return self
                     .refused(order, external_id, refusal, None, attempts, settle_by)
                     .await;
@@ -205,7 +213,7 @@ impl Orders<'_> {
         let policy = self.client.inner.submit_policy;
         let started = Instant::now();
         // No attempt starts after this; lookups that settle the outcome get one timeout more.
-        let attempts_end = started + policy.max_elapsed;
+        let attempts_end = later(started, policy.max_elapsed);
         // The first error after which the order may exist (once set, no later answer may report the
         // order as "not processed"), and the last one: what to report when the attempts run out and no
         // lookup decides.
@@ -217,7 +225,7 @@ impl Orders<'_> {
                 Ok(answer) => answer,
                 Err(local) => return Err(undecided_or(ambiguous, local)),
             };
-            let settle_by = Instant::now() + settle_time;
+            let settle_by = deadline_after(settle_time);
             let (result, outcome, error) = match answer {
                 Answer::Created(created) => {
                     attempts.push(attempt(number, AttemptResult::Created, attempt_started));
@@ -312,7 +320,7 @@ impl Orders<'_> {
         }
         // Out of attempts. If one of them may have created the order, one more lookup decides.
         if let Some(error) = ambiguous {
-            let settle_by = Instant::now() + settle_time;
+            let settle_by = deadline_after(settle_time);
             return self
                 .settle(external_id, 1, error, settle_by, |existing| {
                     existing_outcome(order, existing, attempts)
@@ -393,7 +401,10 @@ impl Orders<'_> {
                     Outcome::Status(status, _) if (300..400).contains(&status) => {
                         AttemptResult::Redirected(status)
                     }
-                    Outcome::Status(status, _) => AttemptResult::Status(status),
+                    // Any other answer failed here only because its body was refused (over the size
+                    // limit): the service's answers are small, so it is not taken as the service's
+                    // word (a refusal would read as "nothing was processed").
+                    Outcome::Status(status, _) => AttemptResult::Intermediary(status),
                     _ if matches!(error, Error::Timeout { .. }) => AttemptResult::Timeout,
                     _ => AttemptResult::Connection,
                 };

@@ -207,6 +207,8 @@ impl World {
         let read_policy = RetryPolicy::default().with_jitter(Jitter::Fixed(1.0));
         let client = Client::builder()
             .base_url(HOME)
+            // A simulated network: nothing leaves the process, and `HOME` names no real host.
+            .allow_insecure_http(true)
             .store_id(ALPHA)
             .api_key(key_of(&emulator, ALPHA))
             .network(network.clone())

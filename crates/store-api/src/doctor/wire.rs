@@ -8,7 +8,6 @@ use bytes::Bytes;
 use reqwest::header::HeaderMap;
 use store_api_raw::ApiKey;
 use store_api_raw::hooks::set_api_key;
-use tokio::time::Instant;
 
 use crate::handle::Client;
 use crate::network::{self, NetworkError};
@@ -116,7 +115,7 @@ impl<'c> Wire<'c> {
             Key::Wrong => wrong(&transport.key.current()),
         };
         set_api_key(request.headers_mut(), &key).map_err(|e| NotSent::Failed(e.to_owned()))?;
-        let deadline = Instant::now() + transport.timeout;
+        let deadline = crate::client::deadline_after(transport.timeout);
         let timed_out = || NotSent::Failed(format!("no answer within {:?}", transport.timeout));
         tokio::time::timeout_at(deadline, transport.limiter.acquire())
             .await
@@ -174,26 +173,68 @@ impl<'c> Wire<'c> {
     }
 }
 
-/// `key` with its last character changed: the same shape, certainly not the store's key.
+/// A random key of `key`'s shape, certainly not the store's key: the same length and the same brand
+/// prefix (up to and with the first `_`, as `csk_`), random letters and digits after it. Nothing else
+/// of the key is in it: the service (and every log of rejected keys on the way) sees only what any key
+/// of the brand shows. (It was the key with its last character changed, so such a log held the key to
+/// within one character.)
 fn wrong(key: &ApiKey) -> ApiKey {
-    let mut text = key.expose_secret().to_owned();
-    let last = text.pop();
-    text.push(if last == Some('0') { '1' } else { '0' });
-    ApiKey::new(text)
+    let key = key.expose_secret();
+    let prefix = match key.find('_') {
+        // The prefix alone would leave nothing to change: then all of it is random.
+        Some(end) if end + 1 < key.len() => &key[..=end],
+        _ => "",
+    };
+    let length = key.chars().count().max(1);
+    let random_length = length - prefix.chars().count();
+    loop {
+        let mut text = String::with_capacity(length);
+        text.push_str(prefix);
+        text.extend(std::iter::repeat_with(fastrand::alphanumeric).take(random_length));
+        if text != key {
+            return ApiKey::new(text);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    // Issue 29, defect 9: the wrong key was the key with its last character changed.
     #[test]
-    fn the_wrong_key_differs_from_the_key_in_its_last_character_only() {
-        for key in ["csk_0123456789abcdef0123456789abcdef", "csk_aaaa0", "x"] {
-            let wrong = wrong(&ApiKey::new(key));
-            let (wrong, key) = (wrong.expose_secret(), key);
-            assert_ne!(wrong, key);
-            assert_eq!(wrong.len(), key.len());
-            assert_eq!(wrong[..wrong.len() - 1], key[..key.len() - 1]);
+    fn the_wrong_key_has_the_keys_shape_and_nothing_else_of_it() {
+        // (key, the prefix the wrong key keeps)
+        let cases = [
+            ("csk_0123456789abcdef0123456789abcdef", "csk_"),
+            ("csk_live_0123456789abcdef0123456789", "csk_"),
+            ("0123456789abcdef0123456789abcdef", ""),
+            ("csk_", ""),
+            ("csk_a", "csk_"),
+            ("x", ""),
+            ("", ""),
+        ];
+        for (key, prefix) in cases {
+            for _ in 0..50 {
+                let wrong = wrong(&ApiKey::new(key));
+                let wrong = wrong.expose_secret();
+                assert_ne!(wrong, key);
+                assert_eq!(wrong.chars().count(), key.chars().count().max(1), "{wrong}");
+                assert!(wrong.starts_with(prefix), "{wrong}");
+                let rest = &wrong[prefix.len()..];
+                assert!(rest.chars().all(|c| c.is_ascii_alphanumeric()), "{wrong}");
+            }
+            // Random after the prefix: of the key's 32 characters after it, about one in 62 match by
+            // chance (eight or more: less than one in 10^8).
+            if key.len() > 30 {
+                let wrong = wrong(&ApiKey::new(key));
+                let same = wrong.expose_secret()[prefix.len()..]
+                    .chars()
+                    .zip(key[prefix.len()..].chars())
+                    .filter(|(a, b)| a == b)
+                    .count();
+                assert!(same < 8, "{same} characters of the key kept");
+            }
         }
     }
 }
