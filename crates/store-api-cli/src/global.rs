@@ -50,6 +50,11 @@ pub struct GlobalArgs {
     /// `https://demo-assets.example.test/sunset-3000x2400.png` for `artworks create`.
     #[arg(long, global = true)]
     pub emulator: bool,
+    /// Allow an http:// --base-url to a host that is not loopback: the API key, and the names and
+    /// addresses of orders, then cross the network in clear text. Only on a network you trust (a
+    /// TLS-terminating sidecar, a private test network); https needs nothing.
+    #[arg(long, global = true)]
+    pub allow_insecure_http: bool,
     /// With --emulator: load the emulator's state from this file if it exists and save it back on
     /// exit, so successive commands see the same orders and artworks.
     #[arg(long, value_name = "FILE", global = true)]

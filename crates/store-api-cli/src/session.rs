@@ -36,7 +36,7 @@ impl Session {
             ));
         }
         let credentials = crate::config::resolve(global, &crate::config::process_env)?;
-        let client = connect(credentials)?;
+        let client = connect(credentials, global.allow_insecure_http)?;
         Ok(Session {
             client,
             emulator: None,
@@ -70,7 +70,7 @@ impl Session {
 }
 
 /// A client for `credentials`, or a usage error naming every missing setting and where it can come from.
-fn connect(credentials: Credentials) -> Result<Client, CliError> {
+fn connect(credentials: Credentials, allow_insecure_http: bool) -> Result<Client, CliError> {
     let in_profile = |field: &str| match &credentials.profile {
         Some(profile) => format!(", or {field} in profile {profile:?}"),
         None => String::new(),
@@ -110,8 +110,15 @@ fn connect(credentials: Credentials) -> Result<Client, CliError> {
         .base_url(base_url)
         .store_id(store_id)
         .api_key(api_key.expose())
+        .allow_insecure_http(allow_insecure_http)
         .build()
-        .map_err(|e| CliError::Usage(e.to_string()))
+        .map_err(|e| match e {
+            // The builder's message names its own setting; a CLI user has a flag instead.
+            store_api::Error::InsecureBaseUrl { host } => CliError::Usage(format!(
+                "--base-url: http:// to {host}, which is not a loopback address, would send the API key in clear text; use https (or, on a network you trust, --allow-insecure-http)"
+            )),
+            other => CliError::Usage(other.to_string()),
+        })
 }
 
 /// Starts an emulator and registers the sample image on its fake public host.

@@ -460,7 +460,10 @@ impl Emulator {
         let mut builder = store_api::Client::builder()
             .base_url(self.base_url())
             .store_id(store_id)
-            .api_key(store.api_key);
+            .api_key(store.api_key)
+            // The emulator serves plain HTTP only; one bound beyond loopback was asked for
+            // (`allow_remote`), and its keys are the emulator's own, not a store's.
+            .allow_insecure_http(true);
         if self.shared.limiter.is_none() {
             builder = builder.rate_limiter(store_api::RateLimiter::with_rate(
                 1000,

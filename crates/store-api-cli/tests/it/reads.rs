@@ -34,6 +34,21 @@ fn missing_credentials_are_a_usage_error_naming_each_one() {
     assert!(!some.stderr.contains("embedded emulator at"), "{some:?}");
 }
 
+// Issue 29, item 9: an http:// base URL to a host that is not loopback sent the key in clear text.
+#[test]
+fn http_to_a_host_that_is_not_loopback_is_refused_unless_the_flag_allows_it() {
+    let run = Run::from(
+        bare()
+            .args(["status", "--api-key", "csk_x", "--store-id", "store_alpha"])
+            .args(["--base-url", "http://api.example.test"])
+            .output()
+            .unwrap(),
+    )
+    .code(2);
+    assert!(run.stderr.contains("clear text"), "{run:?}");
+    assert!(run.stderr.contains("--allow-insecure-http"), "{run:?}");
+}
+
 #[test]
 fn the_key_is_never_printed() {
     let env = Env::start();
