@@ -13,8 +13,8 @@ const RANDOM_SUBMISSIONS: u64 = 10_000;
 /// Random runs of each read scenario in the slow tier.
 const RANDOM_READS: u64 = 1_000;
 /// The quick tier's sample of random submissions and of each read's runs.
-const SAMPLE_SUBMISSIONS: u64 = 500;
-const SAMPLE_READS: u64 = 50;
+const SAMPLE_SUBMISSIONS: u64 = 1_000;
+const SAMPLE_READS: u64 = 100;
 /// The default seed of the random schedules; `STORE_API_SIM_SEED` sets another.
 const SEED: u64 = 0x5EED_0022;
 
