@@ -1,14 +1,20 @@
 //! The model of the network, explored (issue 22): every schedule of up to 3 `POST`s and 3 lookups of a
 //! submission (and of up to 3 reads of `get`, `pages` and `stream`), then seeded random schedules beyond
 //! that. Every invariant holds in every schedule; a violation prints its run and the command that
-//! replays it.
+//! replays it. The submission's exhaustive set (minutes) and the 10,000 random submissions are the slow
+//! tier (`RUN_SLOW_TESTS=1`, which CI sets); the quick tier runs the reads' exhaustive set, a sample of
+//! random schedules and the replay.
 
 use store_api_tests::sim::{self, Exchange, Replay, Report, Scenario};
+use store_api_tests::skip_slow_tests;
 
-/// Random submissions `cargo test` runs (the bench runs a million).
+/// Random submissions the slow tier runs (the bench runs a million).
 const RANDOM_SUBMISSIONS: u64 = 10_000;
-/// Random runs of each read scenario.
+/// Random runs of each read scenario in the slow tier.
 const RANDOM_READS: u64 = 1_000;
+/// The quick tier's sample of random submissions and of each read's runs.
+const SAMPLE_SUBMISSIONS: u64 = 1_000;
+const SAMPLE_READS: u64 = 100;
 /// The default seed of the random schedules; `STORE_API_SIM_SEED` sets another.
 const SEED: u64 = 0x5EED_0022;
 
@@ -27,6 +33,9 @@ fn assert_clean(report: &Report) {
 
 #[test]
 fn every_schedule_of_a_submission_keeps_every_invariant() {
+    if skip_slow_tests() {
+        return;
+    }
     let report = sim::exhaustive(Scenario::Submit, &Exchange::EXHAUSTIVE, 2);
     assert_clean(&report);
 }
@@ -40,6 +49,9 @@ fn every_schedule_of_the_reads_keeps_every_invariant() {
 
 #[test]
 fn random_schedules_beyond_the_exhaustive_depth_keep_every_invariant() {
+    if skip_slow_tests() {
+        return;
+    }
     assert_clean(&sim::random(
         Scenario::Submit,
         seed(),
@@ -49,6 +61,21 @@ fn random_schedules_beyond_the_exhaustive_depth_keep_every_invariant() {
     ));
     for scenario in Scenario::READS {
         assert_clean(&sim::random(scenario, seed(), RANDOM_READS, 0.5, 2));
+    }
+}
+
+/// The quick tier's share of the random schedules: the first runs of the same seed.
+#[test]
+fn a_sample_of_random_schedules_keeps_every_invariant() {
+    assert_clean(&sim::random(
+        Scenario::Submit,
+        seed(),
+        SAMPLE_SUBMISSIONS,
+        0.4,
+        2,
+    ));
+    for scenario in Scenario::READS {
+        assert_clean(&sim::random(scenario, seed(), SAMPLE_READS, 0.5, 2));
     }
 }
 

@@ -9,11 +9,36 @@ pub mod matrix;
 pub mod proxy;
 pub mod sim;
 
+use std::io::Write as _;
 use std::time::Duration;
 
 use serde_json::json;
 use store_api::{Client, ClientBuilder, IdentifiedOrder, NewOrder, RateLimiter, RetryPolicy};
 use store_api_fixtures::Emulator;
+
+/// The variable that turns the slow tier on: `RUN_SLOW_TESTS=1 cargo test --workspace` (`.ci/run` sets it).
+pub const RUN_SLOW_TESTS: &str = "RUN_SLOW_TESTS";
+
+/// Whether a slow test should skip itself: true unless [`RUN_SLOW_TESTS`] is set (to anything but empty
+/// or `0`), so `cargo test --workspace` stays quick after an edit while CI, which sets it, runs every
+/// test (rust-analyzer's `test_utils::skip_slow_tests`). The slow tier: exhaustive explorations, soak
+/// runs of a thousand submissions or more, Redis failovers and clusters beyond one smoke test.
+///
+/// A skipped test passes, so it says so on stderr, past the test harness's capture (which only shows a
+/// passing test's output with `--nocapture`): `if store_api_tests::skip_slow_tests() { return; }`.
+pub fn skip_slow_tests() -> bool {
+    if std::env::var(RUN_SLOW_TESTS).is_ok_and(|value| !value.is_empty() && value != "0") {
+        return false;
+    }
+    // libtest runs each test on a thread named after it.
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("(unnamed)");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipping slow test {name}: set {RUN_SLOW_TESTS}=1"
+    );
+    true
+}
 
 /// The seeded store with the most data (11 blanks, 10 products).
 pub const ALPHA: &str = "store_alpha";

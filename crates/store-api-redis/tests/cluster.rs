@@ -1,6 +1,9 @@
 //! `RedisLimiter` and `RedisDedupe` on a private Redis Cluster (three primaries, three replicas, node
 //! timeout 1 s), found by detection from one node or given as seed nodes, and through the failover of
-//! the primary that holds their keys. Each test starts its own cluster (about 2 s).
+//! the primary that holds their keys. Each test starts its own cluster (about 2 s). The quick tier runs
+//! the first test (the cluster's smoke test, about 3 s); the failovers and the standalone client's
+//! refusals (about 20 s: a MOVED counts as transient, so each refused key is retried for the 1 s
+//! command timeout) are the slow tier (`RUN_SLOW_TESTS=1`, which CI sets).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -12,6 +15,7 @@ use std::time::{Duration, Instant};
 use store_api::Limiter;
 use store_api_redis::testing::RedisCluster;
 use store_api_redis::{OnRedisError, RedisConfig, RedisDedupe, RedisLimiter, Topology};
+use store_api_tests::skip_slow_tests;
 use store_api_webhooks::dedupe::{Claim, Dedupe};
 
 fn cluster() -> Option<RedisCluster> {
@@ -56,8 +60,16 @@ async fn the_limiter_and_the_dedupe_work_over_a_cluster() {
         })
         .collect();
     assert_eq!(primaries.len(), 3, "events spread over every primary");
+}
 
-    // Told it is one server, a client of a cluster node meets MOVED for the slots it does not serve.
+/// Told it is one server, a client of a cluster node meets MOVED for the slots it does not serve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_told_it_is_one_server_is_refused_the_other_primaries_keys() {
+    if skip_slow_tests() {
+        return;
+    }
+    let Some(cluster) = cluster() else { return };
+    let one_node = cluster.urls()[3].clone();
     let standalone = RedisDedupe::builder(
         RedisConfig::new(one_node.as_str()).topology(Topology::Standalone),
         "store_c",
@@ -80,6 +92,9 @@ async fn the_limiter_and_the_dedupe_work_over_a_cluster() {
 /// before the crash (and replicated) holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failover_keeps_the_limiter_contract_and_the_dedupe_guarantees() {
+    if skip_slow_tests() {
+        return;
+    }
     let Some(mut cluster) = cluster() else { return };
     let seeds = RedisConfig::cluster(cluster.urls());
     let make = |on_error| {
@@ -188,6 +203,9 @@ async fn a_failover_keeps_the_limiter_contract_and_the_dedupe_guarantees() {
 /// is processed exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_counts_only_once_a_replica_holds_it() {
+    if skip_slow_tests() {
+        return;
+    }
     let Some(mut cluster) = cluster() else { return };
     let dedupe = Arc::new(
         RedisDedupe::builder(RedisConfig::cluster(cluster.urls()), "store_r")

@@ -154,9 +154,12 @@ fn kept_bytes(records: &[store_api_fixtures::RequestRecord]) -> usize {
 // Issue 22, defect 7: every 401 for a known store wrote its whole path into the store's request log
 // (10,000 entries): 10,000 requests with the longest path hyper accepts (64 KiB; a longer URI is its
 // 414 before any route) kept 640 MB. One entry now keeps at most LOG_PATH_BYTES of the path, with a
-// marker saying how long it was.
+// marker saying how long it was. A soak run of 10,000 requests (seconds): the slow tier.
 #[tokio::test]
 async fn unauthenticated_requests_with_huge_paths_keep_the_log_bounded() {
+    if skip_slow_tests() {
+        return;
+    }
     use store_api_fixtures::{LOG_CAP, LOG_PATH_BYTES};
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 

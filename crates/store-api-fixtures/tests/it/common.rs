@@ -24,6 +24,24 @@ pub const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADU
 /// The start of a JPEG (the emulator sniffs the magic bytes only).
 pub const JPEG_BYTES: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0, 16, b'J', b'F', b'I', b'F', 0, 1];
 
+/// Whether a slow test should skip itself: true unless `RUN_SLOW_TESTS` is set (to anything but empty
+/// or `0`; `.ci/run` sets it). A copy of `store_api_tests::skip_slow_tests`, which this crate cannot
+/// reach: `store-api-tests` depends on it.
+pub fn skip_slow_tests() -> bool {
+    use std::io::Write as _;
+    if std::env::var("RUN_SLOW_TESTS").is_ok_and(|value| !value.is_empty() && value != "0") {
+        return false;
+    }
+    // Past the harness's capture, so a skipped test is not mistaken for a passed one.
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("(unnamed)");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipping slow test {name}: set RUN_SLOW_TESTS=1"
+    );
+    true
+}
+
 /// Fast settings: short webhook backoff, no network, no rate limit.
 pub fn builder() -> EmulatorBuilder {
     Emulator::builder()
