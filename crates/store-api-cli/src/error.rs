@@ -158,10 +158,10 @@ pub fn report(error: &CliError, json: bool) {
         writeln!(stderr, "{value}")
     } else {
         // The service's messages (and the values they quote) go to a terminal: shown, never obeyed.
-        let mut text = format!("error: {}\n", crate::output::clean_lines(&headline));
+        let mut text = format!("error: {}\n", crate::terminal::clean_lines(&headline));
         for line in &details {
             text.push_str("  ");
-            text.push_str(&crate::output::clean_lines(line));
+            text.push_str(&crate::terminal::clean_lines(line));
             text.push('\n');
         }
         stderr.write_all(text.as_bytes())

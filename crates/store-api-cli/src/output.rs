@@ -5,7 +5,6 @@
 //! ([`Output::line`]) is [`clean`]ed: a product or customer name holding `ESC ] 0 ; … BEL` would
 //! retitle the terminal, `ESC [ 2 J` clear it. `--json` prints the exact strings (JSON escapes them).
 
-use std::borrow::Cow;
 use std::fmt::{self, Display};
 use std::io::Write as _;
 
@@ -67,41 +66,9 @@ pub fn write_stdout(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
-/// Text as a terminal may show it: each control character (C0 with line breaks and tabs, DEL, C1)
-/// and each character that reorders text (bidirectional overrides and isolates) written as its
-/// escape (`\u{1b}`, `\n`), so an escape sequence is shown rather than obeyed and what follows it
-/// stays visible.
-pub fn clean(text: &str) -> Cow<'_, str> {
-    clean_except(text, None)
-}
+use crate::terminal::{clean, clean_lines};
 
-/// [`clean`], keeping line breaks (`\n`): for lines of text, whose own breaks are the program's.
-pub fn clean_lines(text: &str) -> Cow<'_, str> {
-    clean_except(text, Some('\n'))
-}
-
-fn clean_except(text: &str, kept: Option<char>) -> Cow<'_, str> {
-    let unsafe_char = |c: char| Some(c) != kept && (c.is_control() || reorders(c));
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    let mut cleaned = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            cleaned.extend(c.escape_default());
-        } else {
-            cleaned.push(c);
-        }
-    }
-    Cow::Owned(cleaned)
-}
-
-/// Unicode's bidirectional formatting characters: they reorder what a terminal shows after them.
-fn reorders(c: char) -> bool {
-    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// A table for humans whose cells are [`clean`]: the only kind [`Output::table`] prints.
+/// A table for humans whose cells are [`clean`](crate::terminal::clean): the only kind [`Output::table`] prints.
 pub struct Table(comfy_table::Table);
 
 impl Table {
@@ -238,20 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn control_characters_are_shown_not_obeyed() {
-        let cases = [
-            ("Ada Lovelace", "Ada Lovelace"),
-            ("café ☕ 東京", "café ☕ 東京"),
-            ("a\u{1b}]0;pwned\u{7}b", "a\\u{1b}]0;pwned\\u{7}b"),
-            ("\u{1b}[2J", "\\u{1b}[2J"),
-            ("\u{9b}2J \u{7f} \u{0}", "\\u{9b}2J \\u{7f} \\u{0}"),
-            ("a\nb\tc\rd", "a\\nb\\tc\\rd"),
-            ("abc\u{202e}fed", "abc\\u{202e}fed"),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(clean(text), expected, "{text:?}");
-        }
-        assert_eq!(clean_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
+    fn table_cells_are_cleaned() {
         let mut t = table(&["NAME"]);
         t.add_row(vec!["x\u{1b}[2Jy".to_owned()]);
         let shown = t.to_string();

@@ -20,6 +20,7 @@ use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
+use crate::settings::MAX_DURATION_SETTING;
 use crate::transport::ClientTransport;
 use crate::validate::StoreSnapshot;
 
@@ -48,29 +49,6 @@ pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
 
 /// The User-Agent header unless [`ClientBuilder::user_agent`] sets another.
 pub const DEFAULT_USER_AGENT: &str = concat!("store-api-rust/", env!("CARGO_PKG_VERSION"));
-
-/// The longest any duration setting of the client counts as: 365 days. A longer one (`Duration::MAX`,
-/// a "no limit") is clamped to it by [`ClientBuilder::build`]: the timeout
-/// ([`ClientBuilder::timeout`]), the longest rate-limit pause
-/// ([`ClientBuilder::max_rate_limit_pause`]) and the retry policies' `max_elapsed`, `base_delay` and
-/// `max_delay` ([`RetryPolicy`]). Deadlines are instants computed from these settings, and an instant
-/// `Duration::MAX` away cannot be represented: unclamped, it panicked on every request.
-pub const MAX_DURATION_SETTING: Duration = Duration::from_secs(365 * 24 * 60 * 60);
-
-/// The instant `by` after `start`; one that the clock cannot represent is [`MAX_DURATION_SETTING`]
-/// after `start` instead (settings are clamped to that already; this keeps a sum of them from
-/// panicking too).
-pub(crate) fn later(start: tokio::time::Instant, by: Duration) -> tokio::time::Instant {
-    start
-        .checked_add(by)
-        .or_else(|| start.checked_add(MAX_DURATION_SETTING))
-        .unwrap_or(start)
-}
-
-/// The instant `by` from now, as [`later`] computes it.
-pub(crate) fn deadline_after(by: Duration) -> tokio::time::Instant {
-    later(tokio::time::Instant::now(), by)
-}
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -682,6 +660,7 @@ pub(crate) fn normalize_base_url(url: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::later;
 
     #[test]
     fn base_urls_are_normalized() {

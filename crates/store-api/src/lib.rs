@@ -19,14 +19,14 @@ mod query;
 pub mod ratelimit;
 mod resources;
 pub mod retry;
+mod settings;
 mod submit;
 mod transport;
 pub mod validate;
 
 pub use client::{
     Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE,
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, MAX_DURATION_SETTING,
-    VERSION_PATH,
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, VERSION_PATH,
 };
 pub use config::{ConfigError, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 pub use difference::Difference;
@@ -44,6 +44,7 @@ pub use query::{
 pub use ratelimit::RateLimiter;
 pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
 pub use retry::{Jitter, RetryPolicy};
+pub use settings::MAX_DURATION_SETTING;
 pub use store_api_raw::tls::install_crypto_provider;
 pub use store_api_raw::{ApiKey, KeyHandle};
 pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};

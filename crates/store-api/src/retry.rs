@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::client::MAX_DURATION_SETTING;
+use crate::settings::MAX_DURATION_SETTING;
 
 /// Where the backoff's jitter comes from: a fraction of the backoff ceiling in `[0, 1]` (values outside
 /// are clamped, NaN counts as 0). [`Jitter::Random`], the default, is uniform randomness; a test

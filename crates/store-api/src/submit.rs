@@ -5,13 +5,13 @@ use std::time::Duration;
 use store_api_raw::types;
 use tokio::time::Instant;
 
-use crate::client::{deadline_after, later};
 use crate::difference::differences;
 use crate::error::{self, Error, Result};
 use crate::model::Order;
 use crate::new_order::IdentifiedOrder;
 use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
+use crate::settings::{deadline_after, later};
 use crate::validate;
 
 /// A create-order request (the wire type): read it from JSON, or build it with

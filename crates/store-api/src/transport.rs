@@ -132,7 +132,7 @@ impl ClientTransport {
             );
         }
         self.limiter.acquire().await;
-        let deadline = crate::client::deadline_after(self.timeout);
+        let deadline = crate::settings::deadline_after(self.timeout);
         let info = AttemptInfo {
             method: request.method().clone(),
             operation_id,

@@ -7,10 +7,11 @@ use store_api_fixtures::{Emulator, RemoteEmulator, RemoteError};
 
 use crate::cli::WatchArgs;
 use crate::error::CliError;
-use crate::output::{Output, clean, or_dash, time};
+use crate::output::{Output, or_dash, time};
 use crate::progress;
 use crate::render::ladder_text;
 use crate::session::Session;
+use crate::terminal::clean;
 
 /// Watches the order. Each poll is one `GET /orders/:id` through the client, whose rate limiter
 /// spaces the polls further when the store's budget runs low.

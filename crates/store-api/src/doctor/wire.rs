@@ -115,7 +115,7 @@ impl<'c> Wire<'c> {
             Key::Wrong => wrong(&transport.key.current()),
         };
         set_api_key(request.headers_mut(), &key).map_err(|e| NotSent::Failed(e.to_owned()))?;
-        let deadline = crate::client::deadline_after(transport.timeout);
+        let deadline = crate::settings::deadline_after(transport.timeout);
         let timed_out = || NotSent::Failed(format!("no answer within {:?}", transport.timeout));
         tokio::time::timeout_at(deadline, transport.limiter.acquire())
             .await

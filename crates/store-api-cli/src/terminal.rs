@@ -1,0 +1,60 @@
+//! Text from servers and customers made safe for a terminal: shown, never obeyed. A leaf module: the
+//! output and the error report both use it.
+
+use std::borrow::Cow;
+
+/// Text as a terminal may show it: each control character (C0 with line breaks and tabs, DEL, C1)
+/// and each character that reorders text (bidirectional overrides and isolates) written as its
+/// escape (`\u{1b}`, `\n`), so an escape sequence is shown rather than obeyed and what follows it
+/// stays visible.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    clean_except(text, None)
+}
+
+/// [`clean`], keeping line breaks (`\n`): for lines of text, whose own breaks are the program's.
+pub fn clean_lines(text: &str) -> Cow<'_, str> {
+    clean_except(text, Some('\n'))
+}
+
+fn clean_except(text: &str, kept: Option<char>) -> Cow<'_, str> {
+    let unsafe_char = |c: char| Some(c) != kept && (c.is_control() || reorders(c));
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut cleaned = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            cleaned.extend(c.escape_default());
+        } else {
+            cleaned.push(c);
+        }
+    }
+    Cow::Owned(cleaned)
+}
+
+/// Unicode's bidirectional formatting characters: they reorder what a terminal shows after them.
+fn reorders(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        let cases = [
+            ("Ada Lovelace", "Ada Lovelace"),
+            ("café ☕ 東京", "café ☕ 東京"),
+            ("a\u{1b}]0;pwned\u{7}b", "a\\u{1b}]0;pwned\\u{7}b"),
+            ("\u{1b}[2J", "\\u{1b}[2J"),
+            ("\u{9b}2J \u{7f} \u{0}", "\\u{9b}2J \\u{7f} \\u{0}"),
+            ("a\nb\tc\rd", "a\\nb\\tc\\rd"),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(clean(text), expected, "{text:?}");
+        }
+        assert_eq!(clean_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
+    }
+}
