@@ -5,13 +5,14 @@
 use insta::assert_yaml_snapshot;
 use serde_json::{Value, json};
 use store_api::model::ProductStatus;
-use store_api::validate::{ViolationKind, service_message};
+use store_api::validate::ViolationKind;
 use store_api::{
     ArtworkQuery, AttemptResult, CatalogQuery, Client, Error, OrderQuery, ProductQuery, Submitted,
     new_external_order_id,
 };
 use store_api_fixtures::artwork::FakeResource;
 use store_api_raw::types::ErrorMessage;
+use store_api_rules::service_message;
 use store_api_tests::proxy::{FaultPlan, FaultProxy};
 use store_api_tests::{
     ALPHA, BETA, GAMMA, PNG_1X1, builder_at, client, emulator, key_of, order_from,

@@ -96,7 +96,7 @@ fn source(spec_text: &str) -> Result<String, CodegenError> {
 }
 
 const HEADER: &str = "//! The request-body rules of the spec as checks: generated from the schemas of the operations' JSON\n\
-//! request bodies. See `crate::rule` for what they report and `store_api::validate::rule_message` for\n\
+//! request bodies. See `crate::rule` for what they report and `store_api_rules::rule_message` for\n\
 //! the service's wording.\n\n\
 use serde_json::Value;\n\n\
 // Every rule is a call into `crate::rule`; which of its helpers a spec needs varies.\n\

@@ -1,5 +1,5 @@
 //! What the generated body checks (`rules.rs`, implementing [`BodyRules`]) report: which rule of the
-//! spec failed, where, and its bound. Structured, never a message: `store_api::validate::rule_message`
+//! spec failed, where, and its bound. Structured, never a message: `store_api_rules::rule_message`
 //! words a failure the way the service does, so the wording lives in one place and callers compare
 //! failures by value. The checks themselves are calls into the helpers here with the spec's bounds.
 

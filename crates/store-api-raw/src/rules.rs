@@ -2,7 +2,7 @@
 // change the spec and run `cargo xtask codegen` (CI runs `cargo xtask codegen --check`).
 
 //! The request-body rules of the spec as checks: generated from the schemas of the operations' JSON
-//! request bodies. See `crate::rule` for what they report and `store_api::validate::rule_message` for
+//! request bodies. See `crate::rule` for what they report and `store_api_rules::rule_message` for
 //! the service's wording.
 
 use serde_json::Value;

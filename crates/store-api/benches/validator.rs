@@ -26,10 +26,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
-use store_api::validate::validate_order;
 use store_api::{Client, NewOrder, RateLimiter, StoreSnapshot};
 use store_api_fixtures::Emulator;
 use store_api_raw::types;
+use store_api_rules::validate_order;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 

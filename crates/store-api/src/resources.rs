@@ -8,13 +8,13 @@ use std::marker::PhantomData;
 
 use futures::{Stream, TryStreamExt};
 use store_api_raw::types;
+use store_api_rules::artwork_url::check_url;
 
 use crate::error::{Error, Result};
 use crate::handle::Client;
 use crate::model::{Artwork, CatalogProduct, Identified, Order, Product};
 use crate::pages::{self, Fetcher, Page};
 use crate::query::{ArtworkQuery, CatalogQuery, OrderQuery, ProductQuery, STREAM_PAGE_SIZE};
-use crate::validate::artwork_url::check_url;
 
 /// An item type the API lists by page and reads by id: how one page and one item are fetched.
 ///

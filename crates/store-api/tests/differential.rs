@@ -10,11 +10,11 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use store_api::model::Artwork;
-use store_api::validate::{service_message, validate_order};
 use store_api::{Client, Error, NewOrder, RateLimiter};
 use store_api_fixtures::Emulator;
 use store_api_fixtures::artwork::FakeResource;
 use store_api_raw::types::ErrorMessage;
+use store_api_rules::{service_message, validate_order};
 
 struct World {
     runtime: tokio::runtime::Runtime,

@@ -1,7 +1,8 @@
 //! Reading a create-order request from a file, and writing a generated `externalOrderId` into one. A
 //! file that is JSON but breaks a constraint the typed request enforces while decoding (an empty
 //! lastName, a quantity of 0, a missing field) is reported like the pre-flight check and the service
-//! report it: the field path and the service's wording.
+//! report it: the field path and the service's wording, from `store_api_rules::decode` (the emulator's
+//! decoding too), read as the typed request reads it (`Reading::Typed`).
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::ops::Range;
@@ -9,9 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::de::{DeserializeOwned, IgnoredAny};
-use serde_path_to_error::{Path as FieldPath, Segment};
 use store_api::NewOrder;
-use store_api::validate::{Violation, ViolationKind};
+use store_api_rules::decode::{self, DecodeError, Failure, Reading};
 
 use crate::error::CliError;
 
@@ -20,27 +20,38 @@ pub fn read_order(path: &Path) -> Result<NewOrder, CliError> {
     parse_order(&crate::input::read_text(path)?, path)
 }
 
-/// Decodes the request in `text`, read from `path`.
+/// Decodes the request in `text`, read from `path`: a failure the service words as one of the
+/// pre-flight check's rules is that violation; any other is a usage error about the file.
 pub fn parse_order(text: &str, path: &Path) -> Result<NewOrder, CliError> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| CliError::Usage(format!("{} is not JSON: {e}", path.display())))?;
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let field = dotted(error.path());
-        let reason = error.into_inner().to_string();
-        match violation(&field, &reason) {
-            Some(violation) => CliError::Api(store_api::Error::Invalid {
-                violations: vec![violation],
-            }),
-            None => CliError::Usage(format!(
-                "{} is not a create-order request: {}{reason}",
-                path.display(),
-                if field.is_empty() {
-                    String::new()
-                } else {
-                    format!("{field}: ")
-                }
-            )),
+    decode::decode_body(text.as_bytes(), Reading::Typed, |_| Vec::new()).map_err(|error| {
+        let failures = match error {
+            DecodeError::NotJson(e) => {
+                return CliError::Usage(format!("{} is not JSON: {e}", path.display()));
+            }
+            DecodeError::Invalid(failures) => failures,
+            other => {
+                return CliError::Usage(format!(
+                    "{} is not a create-order request: {other}",
+                    path.display()
+                ));
+            }
+        };
+        let violations: Vec<_> = failures.iter().filter_map(Failure::violation).collect();
+        if !violations.is_empty() {
+            return CliError::Api(store_api::Error::Invalid { violations });
         }
+        let reason = match failures.first() {
+            Some(Failure::Serde { path: field, error }) if !field.is_empty() => {
+                format!("{field}: {error}")
+            }
+            Some(Failure::Serde { error, .. }) => error.clone(),
+            Some(other) => other.message(),
+            None => String::new(),
+        };
+        CliError::Usage(format!(
+            "{} is not a create-order request: {reason}",
+            path.display()
+        ))
     })
 }
 
@@ -260,45 +271,6 @@ fn skip_whitespace(text: &str, mut at: usize) -> usize {
         at += 1;
     }
     at
-}
-
-/// `lineItems[0].quantity` as the service writes it: `lineItems.0.quantity`.
-fn dotted(path: &FieldPath) -> String {
-    let parts: Vec<String> = path
-        .iter()
-        .filter_map(|segment| match segment {
-            Segment::Seq { index } => Some(index.to_string()),
-            Segment::Map { key } => Some(key.clone()),
-            Segment::Enum { variant } => Some(variant.clone()),
-            Segment::Unknown => None,
-        })
-        .collect();
-    parts.join(".")
-}
-
-/// The service's violation for a decoding failure at `field`, when it is one the service reports.
-fn violation(field: &str, reason: &str) -> Option<Violation> {
-    if let Some(missing) = reason
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next())
-    {
-        let at = if field.is_empty() {
-            missing.to_owned()
-        } else {
-            format!("{field}.{missing}")
-        };
-        return Some(Violation::new(ViolationKind::MissingField, at, ""));
-    }
-    let kind = if field.ends_with("quantity") && reason.starts_with("invalid value: integer") {
-        ViolationKind::QuantityBelowOne
-    } else if field.ends_with("address.country") && reason.contains("than") {
-        ViolationKind::InvalidCountry
-    } else if reason.contains("shorter than 1") {
-        ViolationKind::EmptyString
-    } else {
-        return None;
-    };
-    Some(Violation::new(kind, field, ""))
 }
 
 #[cfg(test)]

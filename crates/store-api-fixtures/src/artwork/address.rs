@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use store_api::validate::artwork_url::{UrlViolation, is_public_ip};
+use store_api_rules::artwork_url::{UrlViolation, is_public_ip};
 
 /// The address to download from, given every address the host resolved to.
 ///

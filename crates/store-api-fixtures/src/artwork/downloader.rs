@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use store_api::validate::artwork_url::UrlViolation;
+use store_api_rules::artwork_url::UrlViolation;
 use url::Url;
 
 use super::fake::{FakeHosts, Lookup, Served};
@@ -96,7 +96,7 @@ mod tests {
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD as BASE64;
     use bytes::Bytes;
-    use store_api::validate::artwork_url::check_url;
+    use store_api_rules::artwork_url::check_url;
 
     use super::*;
     use crate::artwork::fake::FakeResource;

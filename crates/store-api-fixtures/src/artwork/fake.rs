@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
-use store_api::validate::artwork_url::{UrlViolation, check_url};
+use store_api_rules::artwork_url::{UrlViolation, check_url};
 use url::Url;
 
 /// What a fake URL serves: one value of the `PUT /_emulator/artwork-hosts` body, e.g.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use store_api::validate::artwork_url::UrlViolation;
+use store_api_rules::artwork_url::UrlViolation;
 use url::Url;
 
 use super::sniff::sniff_image_type;
@@ -72,7 +72,7 @@ impl Default for FetchLimits {
 }
 
 /// Downloads an artwork image from a URL that already passed
-/// [`check_url`](store_api::validate::artwork_url::check_url).
+/// [`check_url`](store_api_rules::artwork_url::check_url).
 ///
 /// Failures are the service's own refusals: [`UrlViolation::Unresolvable`],
 /// [`UrlViolation::PrivateAddress`] or [`UrlViolation::DownloadFailed`].

@@ -11,7 +11,7 @@
 //! use store_api_fixtures::artwork::{
 //!     ArtworkFetcher, Downloader, FakeHosts, FakeResource, FetchLimits, OfflineFetcher,
 //! };
-//! use store_api::validate::artwork_url::check_url;
+//! use store_api_rules::artwork_url::check_url;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,4 +40,4 @@ pub use fake::{FakeHostError, FakeHosts, FakeResource};
 pub use fetch::{ArtworkFetcher, FetchLimits, FetchedImage};
 pub use real::RealFetcher;
 pub use sniff::sniff_image_type;
-pub use store_api::validate::artwork_url::UrlViolation;
+pub use store_api_rules::artwork_url::UrlViolation;

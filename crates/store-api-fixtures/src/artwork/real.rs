@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use bytes::BytesMut;
 use futures::future::BoxFuture;
-use store_api::validate::artwork_url::{UrlViolation, check_url};
+use store_api_rules::artwork_url::{UrlViolation, check_url};
 use url::{Host, Url};
 
 use super::address::choose_address;

@@ -1,8 +1,8 @@
 //! Creating an order: the validator decides and resolves, this records what it resolved as an `Order`.
 
-use store_api::validate::{self, ItemSource, ResolvedLineItem, ResolvedOrder};
 use store_api_raw::open::{FulfillmentStatus, OrderStatus, PaymentStatus, WebhookTopic};
 use store_api_raw::types;
+use store_api_rules::{self as validate, ItemSource, ResolvedLineItem, ResolvedOrder};
 
 use super::pricing::{Totals, dollars, unit_cents};
 use super::view::StoreView;

@@ -1,9 +1,9 @@
 //! Line items edited "through the app": the new items are checked by the same rules as a new order's,
 //! then priced and recorded like them; the service emits `orders_update` for such an edit.
 
-use store_api::validate;
 use store_api_raw::open::{FulfillmentStatus, OrderStatus, WebhookTopic};
 use store_api_raw::types;
+use store_api_rules as validate;
 
 use super::creation::{into_api_error, priced_line_items};
 use super::view::StoreView;

@@ -2,9 +2,9 @@
 //! plus one price per decoration, and shipping per item. Money is computed in whole cents so totals are
 //! exact and consistent, then served as dollars.
 
-use store_api::validate::{ItemSource, ResolvedLineItem};
 use store_api_raw::money::Money;
 use store_api_raw::types;
+use store_api_rules::{ItemSource, ResolvedLineItem};
 
 use crate::seed::Pricing;
 use crate::state::State;

@@ -1,7 +1,7 @@
 //! The store as the order rules see it: one store's products and artworks and the blanks visible to it.
 
-use store_api::validate::{OrderContext, lookup};
 use store_api_raw::types;
+use store_api_rules::{OrderContext, lookup};
 
 use crate::state::{State, StoreState};
 

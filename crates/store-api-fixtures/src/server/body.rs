@@ -5,8 +5,9 @@ use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
-use store_api::validate::{Violation, ViolationKind, rule_kind, rule_message};
-use store_api_raw::rule::{BodyRules, Rule};
+use store_api_raw::rule::BodyRules;
+use store_api_rules::Violation;
+use store_api_rules::decode::{self, DecodeError, Failure, Reading};
 
 use crate::error::ApiError;
 
@@ -42,7 +43,7 @@ pub(crate) async fn read(body: Body) -> Result<Bytes, ApiError> {
 
 /// Decodes JSON into a wire type that has no schema in the spec (the emulator's control bodies).
 /// Malformed JSON (or invalid UTF-8) is one message; a body of the wrong shape is one message naming
-/// the field path.
+/// the field path (`store_api_rules::decode::deserialize`).
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value = object(bytes)?;
     // None of the control bodies' fields is nullable, and they have no schema to tell declared
@@ -57,68 +58,39 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 .collect(),
         ));
     }
-    deserialize(value)
+    decode::deserialize(value).map_err(|failure| ApiError::Invalid(vec![failure.message()]))
 }
 
-/// Decodes a Store API request body, first checking it against the spec's rules for its schema (the
-/// generated [`BodyRules`]), and reports every failing field in one message array: the schema's
-/// findings, then those of `field_rules` (the validator's context-free rules) that the schema's do not
-/// already name (same path, same kind), whenever the body still decodes.
+/// Decodes a Store API request body as the service reads it ([`Reading::Service`]): the spec's rules
+/// for its schema first (the generated `BodyRules`), every failing field in one message array: the
+/// schema's findings, then those of `field_rules` (the validator's context-free rules) that the
+/// schema's do not already name, whenever the body still decodes.
 pub(crate) fn decode_request<T: DeserializeOwned + BodyRules>(
     bytes: &[u8],
     field_rules: impl Fn(&T) -> Vec<Violation>,
 ) -> Result<T, ApiError> {
-    let value = object(bytes)?;
-    let failures = T::check_json(&value);
-    // A declared field sent as `null` is all there is to say (serde would read it as absent); a `null`
-    // in an unrecognized field is ignored like the field itself.
-    let nulls: Vec<String> = failures
-        .iter()
-        .filter(|failure| failure.rule == Rule::NotNull)
-        .map(rule_message)
-        .collect();
-    if !nulls.is_empty() {
-        return Err(ApiError::Invalid(nulls));
-    }
-    if failures.is_empty() {
-        // A body that passes the schema's rules decodes; should serde still refuse it, say so plainly.
-        return deserialize(value);
-    }
-    let mut found: Vec<(String, Option<ViolationKind>)> = failures
-        .iter()
-        .map(|failure| (failure.path.clone(), rule_kind(failure)))
-        .collect();
-    let mut problems: Vec<String> = failures.iter().map(rule_message).collect();
-    if let Ok(decoded) = serde_json::from_value::<T>(value) {
-        for extra in field_rules(&decoded) {
-            let key = (extra.path.clone(), Some(extra.kind));
-            if !found.contains(&key) {
-                problems.push(extra.message());
-                found.push(key);
-            }
+    decode::decode_body(bytes, Reading::Service, field_rules).map_err(|error| match error {
+        DecodeError::NotJson(e) => not_json(&e),
+        DecodeError::Invalid(failures) => {
+            ApiError::Invalid(failures.iter().map(Failure::message).collect())
         }
-    }
-    Err(ApiError::Invalid(problems))
+        // A kind of failure added later still answers 400 with its words.
+        other => ApiError::BadRequest(other.to_string()),
+    })
+}
+
+/// The 400 of a body that is not JSON.
+fn not_json(error: &serde_json::Error) -> ApiError {
+    ApiError::BadRequest(format!("The request body is not valid JSON: {error}"))
 }
 
 /// Parses the body as a JSON object.
 fn object(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| not_json(&e))?;
     if !value.is_object() {
-        return Err(ApiError::Invalid(vec![
-            "The request body must be a JSON object".into(),
-        ]));
+        return Err(ApiError::Invalid(vec![Failure::NotAnObject.message()]));
     }
     Ok(value)
-}
-
-/// Decodes `value`, reporting serde's first error with its field path.
-fn deserialize<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let path = dotted(error.path());
-        ApiError::Invalid(vec![field_message(&path, &error.into_inner().to_string())])
-    })
 }
 
 /// Collects the dotted path of every `null` in `value`.
@@ -148,50 +120,12 @@ fn null_paths(value: &serde_json::Value, path: &mut String, out: &mut Vec<String
     }
 }
 
-/// serde_path_to_error's path (`lineItems[0].quantity`) in the validator's form (`lineItems.0.quantity`).
-fn dotted(path: &serde_path_to_error::Path) -> String {
-    let mut out = String::new();
-    for segment in path.iter() {
-        let part = match segment {
-            serde_path_to_error::Segment::Seq { index } => index.to_string(),
-            serde_path_to_error::Segment::Map { key } => key.clone(),
-            serde_path_to_error::Segment::Enum { variant } => variant.clone(),
-            serde_path_to_error::Segment::Unknown => continue,
-        };
-        if !out.is_empty() {
-            out.push('.');
-        }
-        out.push_str(&part);
-    }
-    out
-}
-
-/// A serde error as a field message: `<path> <error>`. A missing field reads as the service's
-/// `should not be null or undefined`; the spec's bodies never get here with one (their generated
-/// `required` checks run first), the emulator's control bodies do.
-fn field_message(path: &str, error: &str) -> String {
-    let at = |field: &str| {
-        if path.is_empty() {
-            field.to_owned()
-        } else {
-            format!("{path}.{field}")
-        }
-    };
-    match error
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next())
-    {
-        Some(field) => Violation::new(ViolationKind::MissingField, at(field), "").message(),
-        None if path.is_empty() => error.to_owned(),
-        None => format!("{path} {error}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
     use store_api_raw::types::{CreateArtworkRequest, CreateOrderRequest};
+    use store_api_rules::rule_message;
 
     fn order_messages(body: &str) -> ApiError {
         decode_request::<CreateOrderRequest>(body.as_bytes(), |_| Vec::new()).unwrap_err()
@@ -319,7 +253,7 @@ mod tests {
         // A width of 0 still decodes: both the schema and the validator refuse it, and it is listed once.
         let body = r#"{"lineItems":[{"quantity":1,"isCustom":true,"decorations":[{"decorationLocation":"front","decorationMethod":"embroidery","artworkId":"a","physicalWidth":0,"physicalHeight":1}]}],"shippingAddress":{"firstName":"A","lastName":"B","address":{"streetAddress":"1","cityOrTown":"X","stateOrProvince":"ZZ","zipOrPostalCode":"1","country":"US"}}}"#;
         let error = decode_request::<CreateOrderRequest>(body.as_bytes(), |order| {
-            store_api::validate::validate_fields(order)
+            store_api_rules::validate_fields(order)
         })
         .unwrap_err();
         assert_eq!(

@@ -9,8 +9,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use store_api::validate::artwork_url::check_url;
 use store_api_raw::{contract, types};
+use store_api_rules::artwork_url::check_url;
 
 use super::auth::StoreId;
 use super::body;
@@ -226,7 +226,7 @@ pub(crate) async fn create_order(
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
     let request: types::CreateOrderRequest =
-        body::decode_request(&bytes, store_api::validate::validate_fields)?;
+        body::decode_request(&bytes, store_api_rules::validate_fields)?;
     let (order, event) = crate::orders::create(shared.write_turn(), &store_id, request)?;
     emit(&shared, vec![event]);
     Ok(json(

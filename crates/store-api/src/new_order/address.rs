@@ -3,7 +3,7 @@
 use store_api_raw::types;
 
 use super::BuildError;
-use crate::validate::address::check_address;
+use store_api_rules::check_address;
 
 /// Where the parcel goes: street, city, state or province, postal code and country.
 ///

@@ -2,9 +2,19 @@ use store_api_raw::types;
 
 use super::*;
 use crate::model::DecorationMethod;
-use crate::validate::placement::placement;
-use crate::validate::testing::TestCatalog;
-use crate::validate::{Align, PlacementError, PrintArea, ViolationKind, validate_order};
+use crate::validate::{Align, Placement, PlacementError, PrintArea, ViolationKind};
+use store_api_rules::testing::TestCatalog;
+use store_api_rules::validate_order;
+
+/// A placement from its four numbers (width, height, horizontal and vertical offset).
+fn placement(width: f64, height: f64, horizontal: f64, vertical: f64) -> Placement {
+    Placement {
+        width,
+        height,
+        horizontal_offset_from_center: horizontal,
+        vertical_offset_from_top: vertical,
+    }
+}
 
 const DTG: DecorationMethod = DecorationMethod::DirectToGarment;
 

@@ -6,7 +6,7 @@
 //! is decided by the downloader, which checks every resolved address with [`is_public_ip`].
 //!
 //! ```
-//! use store_api::validate::artwork_url::{check_url, UrlViolation};
+//! use store_api_rules::artwork_url::{check_url, UrlViolation};
 //!
 //! assert!(check_url("https://cdn.example.com/art.png").is_ok());
 //! assert_eq!(check_url("http://cdn.example.com/art.png"), Err(UrlViolation::NotHttps));

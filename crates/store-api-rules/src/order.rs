@@ -50,8 +50,10 @@ use super::violation::{Violation, ViolationKind};
 /// that it is unknown, and a placement with invalid numbers is reported once, as a field violation.
 ///
 /// ```
-/// use store_api::validate::{OrderContext, ViolationKind, validate_order};
+/// use std::num::NonZeroU64;
+///
 /// use store_api_raw::types;
+/// use store_api_rules::{OrderContext, ViolationKind, validate_order};
 ///
 /// /// A store with no products, blanks or artworks.
 /// struct EmptyStore;
@@ -63,12 +65,16 @@ use super::violation::{Violation, ViolationKind};
 ///     fn artwork_exists(&self, _: &str) -> bool { false }
 /// }
 ///
-/// # fn main() -> Result<(), store_api::BuildError> {
-/// use store_api::{Address, OrderBuilder, ShipTo};
-/// let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Springfield", "IL", "62701")?)?;
-/// let order = OrderBuilder::new("1001", ship_to)?.variant("var_123", 2).build()?;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let address = types::AddressInput::new(
+///     "Springfield".parse()?, "US".parse()?, "IL".into(), "1 Main St".parse()?, "62701".into(),
+/// );
+/// let ship_to = types::ShippingAddressInput::new(address, "Ada".into(), "Lovelace".parse()?);
+/// let mut item = types::LineItemInput::new(NonZeroU64::new(2).ok_or("zero")?);
+/// item.product_variant_id = Some("var_123".into());
+/// let order = types::CreateOrderRequest::new(vec![item], ship_to);
 ///
-/// let violations = validate_order(order.as_request(), &EmptyStore).err().unwrap_or_default();
+/// let violations = validate_order(&order, &EmptyStore).err().unwrap_or_default();
 /// assert_eq!(violations.len(), 1);
 /// assert_eq!(violations[0].kind, ViolationKind::ProductNotFound);
 /// assert_eq!(violations[0].path, "lineItems.0.productVariantId");

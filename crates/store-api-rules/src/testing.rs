@@ -1,9 +1,10 @@
 //! Test fixtures for the order validator: an in-memory [`TestCatalog`] implementing [`OrderContext`], and
 //! builders for requests, products and blanks.
 //!
-//! Compiled for this crate's own tests and, for other crates (the emulator's and the workspace's tests),
-//! behind the `testing` feature: `store-api = { workspace = true, features = ["testing"] }` in
-//! `[dev-dependencies]`. Not for production use: the builders panic on invalid literals.
+//! Compiled for this crate's own tests and, for other crates' tests, behind the `testing` feature:
+//! `store-api-rules = { version = "…", features = ["testing"] }` in `[dev-dependencies]` (or `store-api`'s
+//! own `testing` feature, which re-exports this module as `store_api::validate::testing`). Not for
+//! production use: the builders panic on invalid literals.
 #![allow(clippy::expect_used)]
 
 use std::num::NonZeroU64;
@@ -11,9 +12,9 @@ use std::num::NonZeroU64;
 use store_api_raw::open::{DecorationMethod, ProductStatus};
 use store_api_raw::types;
 
+use super::address::check_address;
 use super::context::OrderContext;
 use super::lookup;
-use crate::new_order::item;
 
 /// An in-memory store: products, blanks visible to the store, and artwork ids. Lookups scan the lists.
 #[derive(Clone, Debug, Default)]
@@ -244,18 +245,22 @@ pub fn bare_item(quantity: u64) -> types::LineItemInput {
 
 /// A standard line item naming its variant by id.
 pub fn standard_item(variant_id: &str, quantity: u64) -> types::LineItemInput {
-    item::variant_line(variant_id, non_zero(quantity))
+    let mut item = bare_item(quantity);
+    item.product_variant_id = Some(variant_id.to_owned());
+    item
 }
 
 /// A standard line item naming its variant by SKU.
 pub fn sku_item(sku: &str, quantity: u64) -> types::LineItemInput {
-    item::sku_line(sku, non_zero(quantity))
+    let mut item = bare_item(quantity);
+    item.sku = Some(sku.to_owned());
+    item
 }
 
 /// A custom line item of one unit on catalog variant `catalog_variant_id`.
 ///
 /// The decorations are taken as given, unchecked (tests build invalid ones on purpose); code that
-/// places orders uses [`CustomItem`](crate::CustomItem).
+/// places orders uses `store_api::CustomItem`.
 pub fn custom_item(
     catalog_variant_id: &str,
     decorations: Vec<types::Decoration>,
@@ -287,13 +292,28 @@ pub fn decoration(
     decoration
 }
 
-/// A valid US shipping address (Springfield, IL), made by [`ShipTo`](crate::ShipTo).
+/// A valid US shipping address (Springfield, IL): Ada Lovelace, 1 Main St, 62701, checked by the same
+/// address rules as `store_api::ShipTo` and `store_api::Address`.
+///
+/// # Panics
+///
+/// Never: the literals are valid (a test of this crate holds them to the address rules).
 pub fn shipping_address() -> types::ShippingAddressInput {
-    let address =
-        crate::Address::us("1 Main St", "Springfield", "IL", "62701").expect("a valid address");
-    crate::ShipTo::new("Ada", "Lovelace", address)
-        .expect("a valid recipient")
-        .0
+    let address = types::AddressInput::new(
+        "Springfield".parse().expect("a non-empty city"),
+        "US".parse().expect("a two-character country"),
+        "IL".to_owned(),
+        "1 Main St".parse().expect("a non-empty street"),
+        "62701".to_owned(),
+    );
+    let mut violations = Vec::new();
+    check_address(&address, &mut violations);
+    assert!(violations.is_empty(), "{violations:?}");
+    types::ShippingAddressInput::new(
+        address,
+        "Ada".to_owned(),
+        "Lovelace".parse().expect("a non-empty last name"),
+    )
 }
 
 /// A shipping address in `country`, state `state`, otherwise valid; neither is checked (tests build

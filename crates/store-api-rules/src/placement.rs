@@ -189,7 +189,7 @@ impl Placement {
     /// `None` when a pixel dimension is 0 or the area is empty (not finite and positive).
     ///
     /// ```
-    /// use store_api::validate::{Align, Placement, PrintArea};
+    /// use store_api_rules::{Align, Placement, PrintArea};
     ///
     /// // A 1200 x 600 px logo on a 12 x 16 in shirt front, against the top edge.
     /// let area = PrintArea::new(12.0, 16.0);
@@ -360,7 +360,7 @@ impl Placement {
     }
 
     /// The body-validation problems of the numbers, one per field at most, in the wire's field order.
-    pub(crate) fn number_errors(&self) -> impl Iterator<Item = PlacementError> {
+    pub fn number_errors(&self) -> impl Iterator<Item = PlacementError> {
         let vertical = self.vertical_offset_from_top;
         let vertical_error = if !vertical.is_finite() {
             Some(PlacementError::NotFinite {

@@ -1,6 +1,8 @@
-//! Pre-flight validation: every rule the service enforces on a create-order or create-artwork request,
-//! checked locally. The emulator in `store-api-fixtures` runs these same functions, so the client's
-//! pre-flight check and the emulator can never disagree.
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+//! # Modules and items
 //!
 //! - [`validate_order`] checks a create-order request against the store ([`OrderContext`]): body
 //!   validation ([`validate_fields`]) and the ordering rules of standard and custom line items. A valid
@@ -8,40 +10,48 @@
 //! - [`StoreSnapshot`] is the client's indexed copy of the store; [`lookup`] holds the scans every other
 //!   [`OrderContext`] runs, so all of them find the same variant for the same key.
 //! - [`Violation::message`] is the service's message; [`service_message`] builds the error envelope's
-//!   `message` (an array of field failures, or the first rule violation).
+//!   `message` (an array of field failures, or the first rule violation); [`rule_message`] words a failed
+//!   rule of the spec's request schemas.
+//! - [`decode`] turns a JSON body into a request type, and a body that does not decode into the
+//!   service's field-path messages (the emulator's and the CLI's one implementation).
 //! - [`merge_duplicates`] folds line items naming the same variant, which the service refuses.
 //! - [`Placement`] computes and checks where a design sits in a [`PrintArea`] (rule 5 of custom line
 //!   items; rule numbers are the specification's).
-//! - [`countries`] holds the ISO 3166-1 alpha-2 and US state tables.
+//! - [`countries`] holds the ISO 3166-1 alpha-2 and US state tables; [`artwork_url`] the checks of an
+//!   artwork's URL.
 //!
 //! Paths in violations use the wire's field names joined by dots, array elements by 0-based index:
 //! `lineItems.0.decorations.1.physicalWidth`.
 //!
-//! With the `testing` feature, `validate::testing` provides an in-memory `TestCatalog` and request builders.
+//! With the `testing` feature, `testing` provides an in-memory `TestCatalog` and
+//! request builders.
 
 pub mod artwork_url;
 
-pub(crate) mod address;
+mod address;
 mod context;
 pub mod countries;
 mod custom;
+pub mod decode;
 mod duplicates;
 mod fields;
 pub mod lookup;
 mod merge;
 mod order;
 mod paths;
-pub mod placement;
+mod placement;
 mod resolve;
 mod resolved;
 mod snapshot;
 #[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 mod violation;
 
 #[cfg(test)]
 mod tests;
 
+pub use address::check_address;
 pub use context::OrderContext;
 pub use fields::validate_fields;
 pub use merge::merge_duplicates;

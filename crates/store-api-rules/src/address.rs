@@ -16,8 +16,8 @@ const COUNTRY_PATH: &str = "shippingAddress.address.country";
 /// refused); a code of the wrong length, already reported by the schema's bounds, is not reported twice.
 /// When it is `US`, `stateOrProvince` must be one of the 50 states or DC, by USPS code or full name,
 /// ignoring case ([`is_us_state`]). Other countries' states are not checked and may be empty.
-/// The order builder's [`Address`](crate::Address) runs this same check when an address is made.
-pub(crate) fn check_address(address: &types::AddressInput, out: &mut Vec<Violation>) {
+/// `store_api::Address` runs this same check when an address is made.
+pub fn check_address(address: &types::AddressInput, out: &mut Vec<Violation>) {
     let country: &str = &address.country;
     if country == "US" && !is_us_state(&address.state_or_province) {
         out.push(Violation::new(
