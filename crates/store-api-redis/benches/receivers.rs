@@ -41,7 +41,7 @@ use store_api::{Client, NewOrder, RateLimiter};
 use store_api_fixtures::Emulator;
 use store_api_redis::RedisDedupe;
 use store_api_redis::testing::{self, RedisCluster, RedisServer};
-use store_api_webhooks::dedupe::{Processed, process_once};
+use store_api_webhooks::dedupe::{process_once, response_status};
 use store_api_webhooks::{SIGNATURE_HEADER, Verifier};
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -109,19 +109,22 @@ async fn handle(State(state): State<Receiver>, headers: HeaderMap, body: Bytes) 
     let Ok(event) = state.verifier.verify(signature, &body) else {
         return StatusCode::UNAUTHORIZED;
     };
-    let outcome = process_once(&*state.dedupe, &event.id, || async {
+    let (dedupe, log) = (&state.dedupe, &state.log);
+    let id = &event.id;
+    let outcome = process_once(&**dedupe, id, |lease| async move {
         // The work: long enough for a kill to land in the middle of some.
         tokio::time::sleep(Duration::from_millis(5)).await;
-        let mut log = state.log.lock().unwrap_or_else(|e| e.into_inner());
-        writeln!(log, "{}", event.id)
+        // The effect outside the store only while the claim is ours (the run is told, not cancelled).
+        if !lease.is_held() {
+            return Err(std::io::Error::other("the claim was lost"));
+        }
+        let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+        writeln!(log, "{id}")
     })
     .await;
-    match outcome {
-        Ok(Processed::InProgress) => StatusCode::SERVICE_UNAVAILABLE,
-        Ok(_) => StatusCode::NO_CONTENT,
-        // Fail closed: the service delivers again later.
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    // 204 once processed; 503 while in progress or the store fails (fail closed: the service delivers
+    // again later); 500 when the handler failed.
+    StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 // ----------------------------------------------------------------------------------------- conductor

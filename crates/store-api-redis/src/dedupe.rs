@@ -11,10 +11,11 @@ use crate::connection::{Connection, DEFAULT_COMMAND_TIMEOUT, RedisConfig, Retrie
 use crate::error::RedisError;
 use crate::keys;
 
-/// How long a claim blocks other deliveries when its owner neither completes nor abandons it (it died):
-/// 30 seconds, like `MemoryDedupe`. Longer than any handler should take, shorter than the service's
-/// retry backoff grows.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+/// How long a claim lasts without renewal: 10 seconds, like `MemoryDedupe`.
+/// [`process_once`](store_api_webhooks::dedupe::process_once) renews it every third of that while the
+/// handler runs; a receiver that dies mid-handler blocks its event for at most this long, less than the
+/// service's delivery schedule (attempts at 0, 1, 3, 7 and 15 s on the emulator).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 /// How long a done marker is kept: 15 days. The service keeps its delivery log, and so retries an event
 /// at the latest, within 14 days; one more day covers clock and queue slack.
@@ -38,19 +39,50 @@ const UNREPLICATED_BACKOFF: Duration = Duration::from_secs(5);
 /// The value of a done marker. Claims hold `claim:<owner token>`, which can never equal it.
 const DONE: &str = "done";
 
-/// Claims the event with `SET NX PX` (owner token, lease); if it is taken, says whether it is done.
-/// 0 = fresh (claimed now), 1 = done, 2 = claimed by someone else.
+/// Claims the event with `SET NX PX` (owner token, lease); if it is taken, says by whom.
+/// 0 = fresh: claimed now, or already claimed by this very token (the claim was sent again after its
+/// reply was lost: the lease starts again); 1 = done; 2 = claimed by someone else.
 const BEGIN: &str = r"
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
-if redis.call('GET', KEYS[1]) == ARGV[3] then
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 0
+end
+if held == ARGV[3] then
   return 1
 end
 return 2
 ";
 
+/// Extends the claim by the lease if this owner still holds it. 1 = extended, 0 = not ours any more.
+const RENEW: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// Replaces the claim with the done marker if this owner still holds it, or nobody does (it expired
+/// and no one claimed the event again). 1 = done (now or before), 0 = another claim holds it: nothing
+/// written.
+const COMPLETE: &str = r"
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] or held == false then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+if held == ARGV[2] then
+  return 1
+end
+return 0
+";
+
 /// Deletes the claim only if this owner still holds it (its lease may have passed to another replica).
+/// 1 = deleted, 0 = not ours.
 const ABANDON: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -103,7 +135,7 @@ return 0
 /// use store_api_webhooks::dedupe::{Processed, process_once};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let dedupe = store_api_redis::RedisDedupe::builder("redis://127.0.0.1:6379/", "store_alpha").build()?;
-/// let outcome = process_once(&dedupe, "evt_1", || async { Ok::<_, std::io::Error>(()) }).await;
+/// let outcome = process_once(&dedupe, "evt_1", |_lease| async { Ok::<_, std::io::Error>(()) }).await;
 /// assert!(matches!(outcome, Ok(Processed::Done(()))));
 /// # Ok(())
 /// # }
@@ -115,6 +147,8 @@ pub struct RedisDedupe {
     lease: Duration,
     done_ttl: Duration,
     begin: Script,
+    renew: Script,
+    complete: Script,
     abandon: Script,
     /// Replicas that must acknowledge a write; `None`: one on a cluster, none on one server.
     replica_acks: Option<u32>,
@@ -208,6 +242,8 @@ impl RedisDedupeBuilder {
             lease: self.lease,
             done_ttl: self.done_ttl,
             begin: Script::new(BEGIN),
+            renew: Script::new(RENEW),
+            complete: Script::new(COMPLETE),
             abandon: Script::new(ABANDON),
             replica_acks: self.replica_acks,
             replica_ack_timeout: self.replica_ack_timeout,
@@ -249,8 +285,8 @@ impl RedisDedupe {
             .arg(millis(self.lease))
             .arg(DONE);
         // The connection does not retry (see `Retries::ByTheCaller`); a redirection or a refused
-        // connection while slots move is retried here, within the command timeout. Running the
-        // script twice is harmless: the second run finds this token's claim and answers 2.
+        // connection while slots move is retried here, within the command timeout, with the same
+        // token: a second run of the script finds this token's claim and answers 0, fresh (issue 29).
         let answer: i64 = retrying(
             "claiming a webhook event",
             event_id,
@@ -284,27 +320,46 @@ impl RedisDedupe {
         }
     }
 
-    /// Replaces the claim with the done marker, trying again while Redis cannot answer, for up to the
-    /// lease: the handler has run, and answering 5xx now would have the service deliver the event
-    /// again once the claim expires.
-    async fn mark_done(&self, event_id: &str) -> Result<(), RedisError> {
-        let command = redis::cmd("SET")
-            .arg(self.key(event_id))
+    /// Replaces the claim `token` with the done marker (fenced: see [`COMPLETE`]), trying again while
+    /// Redis cannot answer, for up to the lease: the handler has run, and answering 5xx now would
+    /// have the service deliver the event again once the claim expires.
+    async fn mark_done(&self, event_id: &str, token: ClaimToken) -> Result<bool, RedisError> {
+        let mut complete = self.complete.key(self.key(event_id));
+        complete
+            .arg(claim_value(token))
             .arg(DONE)
-            .arg("PX")
-            .arg(millis(self.done_ttl))
-            .to_owned();
+            .arg(millis(self.done_ttl));
         retrying(
             "marking a webhook event done",
             event_id,
             self.lease,
             COMPLETE_RETRY,
             || async {
-                self.connection.query::<()>(&command).await?;
-                self.replicate(Instant::now()).await
+                let marked: i64 = self.connection.invoke(&complete).await?;
+                self.replicate(Instant::now()).await?;
+                Ok(marked == 1)
             },
         )
         .await
+    }
+
+    /// Extends the claim `token` by the lease if it still holds the event; the extension counts once
+    /// replicas acknowledged it, like the claim.
+    async fn extend(&self, event_id: &str, token: ClaimToken) -> Result<bool, RedisError> {
+        let renewed: i64 = self
+            .connection
+            .invoke(
+                self.renew
+                    .key(self.key(event_id))
+                    .arg(claim_value(token))
+                    .arg(millis(self.lease)),
+            )
+            .await?;
+        if renewed != 1 {
+            return Ok(false);
+        }
+        self.replicate(Instant::now()).await?;
+        Ok(true)
     }
 
     /// Waits until the replicas asked for hold every write of this connection answered by `written`.
@@ -374,12 +429,24 @@ impl RedisDedupe {
 }
 
 impl Dedupe for RedisDedupe {
+    fn lease(&self) -> Duration {
+        self.lease
+    }
+
     fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim> {
         Box::pin(async move { self.begin_claim(event_id).await.map_err(DedupeError::new) })
     }
 
-    fn complete<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()> {
-        Box::pin(async move { self.mark_done(event_id).await.map_err(DedupeError::new) })
+    fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+        Box::pin(async move { self.extend(event_id, token).await.map_err(DedupeError::new) })
+    }
+
+    fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+        Box::pin(async move {
+            self.mark_done(event_id, token)
+                .await
+                .map_err(DedupeError::new)
+        })
     }
 
     fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {

@@ -111,12 +111,13 @@ async fn a_failover_keeps_the_limiter_contract_and_the_dedupe_guarantees() {
     let [done, open_claim, fresh] = &ids[..] else {
         unreachable!()
     };
-    assert!(matches!(dedupe.begin(done).await.unwrap(), Claim::Fresh(_)));
-    dedupe.complete(done).await.unwrap();
-    assert!(matches!(
-        dedupe.begin(open_claim).await.unwrap(),
-        Claim::Fresh(_)
-    ));
+    let Claim::Fresh(token) = dedupe.begin(done).await.unwrap() else {
+        panic!("a fresh claim")
+    };
+    assert!(dedupe.complete(done, token).await.unwrap());
+    let Claim::Fresh(open_token) = dedupe.begin(open_claim).await.unwrap() else {
+        panic!("a fresh claim")
+    };
     cluster
         .wait_for_replication(Duration::from_secs(5))
         .unwrap();
@@ -133,7 +134,7 @@ async fn a_failover_keeps_the_limiter_contract_and_the_dedupe_guarantees() {
     let completing = tokio::spawn({
         let dedupe = dedupe.clone();
         let id = open_claim.clone();
-        async move { dedupe.complete(&id).await }
+        async move { dedupe.complete(&id, open_token).await }
     });
     tokio::time::timeout(Duration::from_secs(5), open.acquire())
         .await
@@ -246,7 +247,7 @@ async fn a_claim_counts_only_once_a_replica_holds_it() {
     let runs = std::sync::atomic::AtomicUsize::new(0);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let outcome = store_api_webhooks::dedupe::process_once(&*dedupe, id, || async {
+        let outcome = store_api_webhooks::dedupe::process_once(&*dedupe, id, |_lease| async {
             runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok::<_, std::io::Error>(())
         })

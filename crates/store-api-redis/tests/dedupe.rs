@@ -10,6 +10,13 @@ use common::{persistent_redis, redis};
 use store_api_redis::RedisDedupe;
 use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, process_once};
 
+fn fresh(claim: Claim) -> ClaimToken {
+    match claim {
+        Claim::Fresh(token) => token,
+        other => panic!("expected a fresh claim, got {other:?}"),
+    }
+}
+
 fn dedupe(url: &str) -> RedisDedupe {
     RedisDedupe::builder(url, "store_test").build().unwrap()
 }
@@ -18,9 +25,9 @@ fn dedupe(url: &str) -> RedisDedupe {
 async fn claim_then_done() {
     let Some(server) = redis() else { return };
     let (a, b) = (dedupe(&server.url()), dedupe(&server.url()));
-    assert!(matches!(a.begin("evt_1").await.unwrap(), Claim::Fresh(_)));
+    let token = fresh(a.begin("evt_1").await.unwrap());
     assert_eq!(b.begin("evt_1").await.unwrap(), Claim::InProgress);
-    a.complete("evt_1").await.unwrap();
+    assert!(a.complete("evt_1", token).await.unwrap());
     assert_eq!(b.begin("evt_1").await.unwrap(), Claim::Duplicate);
     assert_eq!(a.begin("evt_1").await.unwrap(), Claim::Duplicate);
 }
@@ -29,8 +36,8 @@ async fn claim_then_done() {
 async fn done_markers_are_kept_at_least_fourteen_days() {
     let Some(server) = redis() else { return };
     let a = dedupe(&server.url());
-    assert!(matches!(a.begin("evt_ttl").await.unwrap(), Claim::Fresh(_)));
-    a.complete("evt_ttl").await.unwrap();
+    let token = fresh(a.begin("evt_ttl").await.unwrap());
+    assert!(a.complete("evt_ttl", token).await.unwrap());
     let client = redis::Client::open(server.url()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
     let ttl: i64 = redis::cmd("PTTL")
@@ -108,7 +115,7 @@ async fn fails_closed_when_redis_is_gone() {
     ));
     server.stop();
     let ran = Arc::new(Mutex::new(false));
-    let outcome = process_once(&a, "evt_4", || {
+    let outcome = process_once(&a, "evt_4", |_lease| {
         let ran = ran.clone();
         async move {
             *ran.lock().unwrap() = true;
@@ -131,8 +138,8 @@ async fn a_persistent_redis_restart_keeps_done_markers() {
         return;
     };
     let a = dedupe(&server.url());
-    assert!(matches!(a.begin("evt_5").await.unwrap(), Claim::Fresh(_)));
-    a.complete("evt_5").await.unwrap();
+    let token = fresh(a.begin("evt_5").await.unwrap());
+    assert!(a.complete("evt_5", token).await.unwrap());
     server.restart().unwrap();
     let b = dedupe(&server.url());
     assert_eq!(b.begin("evt_5").await.unwrap(), Claim::Duplicate);
@@ -171,11 +178,8 @@ async fn stores_do_not_share_event_keys() {
         .build()
         .unwrap();
     assert_ne!(alpha.key("evt_1"), beta.key("evt_1"));
-    assert!(matches!(
-        alpha.begin("evt_1").await.unwrap(),
-        Claim::Fresh(_)
-    ));
-    alpha.complete("evt_1").await.unwrap();
+    let token = fresh(alpha.begin("evt_1").await.unwrap());
+    assert!(alpha.complete("evt_1", token).await.unwrap());
     assert!(matches!(
         beta.begin("evt_1").await.unwrap(),
         Claim::Fresh(_)
