@@ -116,7 +116,8 @@ return 0
 ///   receiver answers 5xx and the service delivers again; nothing is processed for want of Redis.
 /// - Restarted: the markers survive only if Redis persists them (`appendonly yes`, and
 ///   `appendfsync always` to lose nothing); otherwise a delivery retried after the restart is
-///   processed again.
+///   processed again, and a run in progress learns at its next renewal that its claim is gone (its
+///   [`Lease`](store_api_webhooks::dedupe::Lease) is lost).
 /// - A primary killed and its replica promoted: replication is asynchronous, so each claim, each
 ///   renewal and each done marker counts only once replicas acknowledged it (`WAIT`, see
 ///   [`RedisDedupeBuilder::replica_acks`]; on by default on a Redis Cluster). The `WAIT` travels
