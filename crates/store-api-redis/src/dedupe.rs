@@ -129,7 +129,8 @@ return 0
 ///   extend the run's [`Lease`](store_api_webhooks::dedupe::Lease), and `complete` tries again for up
 ///   to the lease, then fails. So everything a handler relied on is on the replica that takes over.
 ///   The price: while a primary has no replica answering (the one just promoted, until a replica
-///   rejoins it), events whose keys it holds wait (logged at `warn`); run two replicas per primary,
+///   rejoins it), events whose keys it holds wait (logged at `warn`; one write at a time probes it,
+///   the others are refused at once rather than each holding its connection for a `WAIT`); run two replicas per primary,
 ///   or bring the failed node back as a replica, to keep them flowing. With `replica_acks(0)` (the
 ///   default on one server), a claim or a done marker written in the last moments before a crash
 ///   can be lost: a lost done marker lets a later delivery of that event run again; a lost claim
