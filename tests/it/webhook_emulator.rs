@@ -17,7 +17,7 @@ use store_api::model::FulfillmentStatus;
 use store_api::{Client, NewOrder, RateLimiter, new_external_order_id};
 use store_api_fixtures::{AppAction, Emulator};
 use store_api_webhooks::axum::VerifiedEvent;
-use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once};
+use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
 use store_api_webhooks::{FollowUp, Topic, Verifier, follow_up, sign};
 
 /// What the receiver saw of one processed event: topic, event id, the order's stage read back by the
@@ -51,7 +51,7 @@ async fn webhook(State(state): State<Receiver>, VerifiedEvent(event): VerifiedEv
         return StatusCode::INTERNAL_SERVER_ERROR;
     }
     let client = state.client.lock().unwrap().clone();
-    let outcome = process_once(&*state.dedupe, &event.id, || async {
+    let outcome = process_once(&*state.dedupe, &event.id, |_lease| async {
         state.handler_runs.fetch_add(1, Ordering::SeqCst);
         let followed = follow_up(&client, &event).await?;
         let (stage, tracked) = match followed {
@@ -69,11 +69,7 @@ async fn webhook(State(state): State<Receiver>, VerifiedEvent(event): VerifiedEv
         Ok::<_, store_api::Error>(())
     })
     .await;
-    match outcome {
-        Ok(Processed::InProgress) => StatusCode::SERVICE_UNAVAILABLE,
-        Ok(_) => StatusCode::NO_CONTENT,
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 fn client(emu: &Emulator, store: &str, key: &str) -> Client {

@@ -10,7 +10,7 @@ use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use store_api_webhooks::axum::VerifiedEvent;
-use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once};
+use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
 use store_api_webhooks::{Event, SIGNATURE_HEADER, Topic, Verifier, sign};
 
 const KEY: &str = "sk_store_receiver_key_00000000000000";
@@ -35,7 +35,7 @@ impl FromRef<AppState> for Verifier {
 }
 
 async fn receive(State(state): State<AppState>, VerifiedEvent(event): VerifiedEvent) -> StatusCode {
-    let outcome = process_once(&*state.dedupe, &event.id, || async {
+    let outcome = process_once(&*state.dedupe, &event.id, |_lease| async {
         let attempt = state.attempts.fetch_add(1, Ordering::SeqCst);
         if attempt < state.failures {
             return Err("database unavailable");
@@ -44,11 +44,7 @@ async fn receive(State(state): State<AppState>, VerifiedEvent(event): VerifiedEv
         Ok(())
     })
     .await;
-    match outcome {
-        Ok(Processed::Done(())) | Ok(Processed::Duplicate) => StatusCode::NO_CONTENT,
-        Ok(_) => StatusCode::SERVICE_UNAVAILABLE,
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 /// Starts the receiver; returns its URL and state.

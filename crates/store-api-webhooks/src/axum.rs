@@ -20,7 +20,7 @@
 //! use axum::routing::post;
 //! use axum::Router;
 //! use store_api_webhooks::axum::VerifiedEvent;
-//! use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once};
+//! use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
 //! use store_api_webhooks::{Resource, Verifier};
 //!
 //! #[derive(Clone)]
@@ -36,20 +36,24 @@
 //! }
 //!
 //! async fn webhook(State(state): State<AppState>, VerifiedEvent(event): VerifiedEvent) -> StatusCode {
-//!     let outcome = process_once(&*state.dedupe, &event.id, || async {
+//!     let event = &event; // borrowed by the handler's future, which takes the lease
+//!     let outcome = process_once(&*state.dedupe, &event.id, |lease| async move {
+//!         // Right before an effect outside the dedupe store: is the claim still ours? (A run is told
+//!         // when its claim was lost, not cancelled; make the effect idempotent on the event id too.)
+//!         if !lease.is_held() {
+//!             return Err(std::io::Error::other("claim lost; the next delivery decides"));
+//!         }
 //!         match event.resource() {
 //!             Resource::Order(id) => println!("fetch GET /orders/{id}"),
 //!             Resource::Product(id) => println!("fetch GET /products/{id}"),
 //!             _ => {} // unknown topics are ignored
 //!         }
-//!         Ok::<_, std::io::Error>(())
+//!         Ok(())
 //!     })
 //!     .await;
-//!     match outcome {
-//!         Ok(Processed::InProgress) => StatusCode::SERVICE_UNAVAILABLE,
-//!         Ok(_) => StatusCode::NO_CONTENT,
-//!         Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-//!     }
+//!     // 204 once processed (now or before); 503 while another delivery holds the event or the store
+//!     // is full or failing; 500 when the handler failed. Never 2xx for an event not processed.
+//!     StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 //! }
 //!
 //! let state = AppState {

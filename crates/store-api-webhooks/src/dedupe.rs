@@ -4,24 +4,44 @@
 //! (same event id). A [`Dedupe`] store remembers which events were processed. Its protocol keeps a failed
 //! attempt retryable:
 //!
-//! 1. [`Dedupe::begin`] claims the id: [`Claim::Fresh`] means process it now (it carries the claim's
-//!    [`ClaimToken`]); [`Claim::Duplicate`] means
-//!    it was processed already (answer 2xx); [`Claim::InProgress`] means another delivery is processing
-//!    it right now (answer 503 so the service tries again later).
-//! 2. After processing, [`Dedupe::complete`] marks it done, or, when processing failed (you answer 5xx),
-//!    [`Dedupe::abandon`] releases the claim so the next delivery processes it again. Abandoning takes
-//!    the claim's token: a slow handler whose lease expired (and whose event another delivery claimed
-//!    since) cannot remove that newer claim.
+//! 1. [`Dedupe::begin`] claims the id for [`Dedupe::lease`]: [`Claim::Fresh`] means process it now (it
+//!    carries the claim's [`ClaimToken`]); [`Claim::Duplicate`] means it was processed already (answer
+//!    2xx); [`Claim::InProgress`] means another delivery is processing it right now and [`Claim::Busy`]
+//!    that the store cannot take another claim now (answer 503 to both so the service tries again later).
+//! 2. While the handler runs, [`Dedupe::renew`] extends the claim, so a handler slower than the lease is
+//!    not run a second time by a redelivery.
+//! 3. After processing, [`Dedupe::complete`] marks it done, only if the claim is still the caller's
+//!    (fenced by its token); when processing failed (you answer 5xx), [`Dedupe::abandon`] releases the
+//!    claim so the next delivery processes it again.
 //!
-//! [`process_once`] runs those steps around your handler. [`MemoryDedupe`] is a bounded in-memory store;
-//! implement [`Dedupe`] on your database to survive restarts and to share among instances.
+//! [`process_once`] runs those steps around your handler and gives it a [`Lease`] that says whether the
+//! claim is still held. [`MemoryDedupe`] is a bounded in-memory store; implement [`Dedupe`] on your
+//! database to survive restarts and to share among instances (`store-api-redis` has one on Redis).
+//!
+//! # What a handler must do itself
+//!
+//! The store keeps its own records straight; effects outside it (a row in your database, an e-mail, a
+//! call to another service) are the handler's. A run is *told* when its claim was lost, not cancelled:
+//!
+//! - check [`Lease::is_held`] right before each effect outside the store (or race the work against
+//!   [`Lease::lost`] in `tokio::select!`), and give up when it is false: another delivery may run now;
+//! - make those effects idempotent, keyed on the event id (an upsert, a unique constraint, an
+//!   idempotency key): a receiver killed after its effect and before `complete` cannot be told apart
+//!   from one killed before it, so the next delivery runs the handler again.
+//!
+//! The crate's README has a table of what each failure costs.
 
 mod memory;
 
 use std::error::Error as StdError;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 pub use memory::{DEFAULT_LEASE, MemoryDedupe};
 
@@ -29,7 +49,8 @@ pub use memory::{DEFAULT_LEASE, MemoryDedupe};
 pub type DedupeFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, DedupeError>> + Send + 'a>>;
 
 /// Who holds a claim: returned by [`Dedupe::begin`] with [`Claim::Fresh`], passed back to
-/// [`Dedupe::abandon`], which releases the claim only if it is still this one.
+/// [`Dedupe::renew`], [`Dedupe::complete`] and [`Dedupe::abandon`], which act only while the claim is
+/// still this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClaimToken(u64);
 
@@ -54,19 +75,42 @@ pub enum Claim {
     Fresh(ClaimToken),
     /// Already processed: answer 2xx without processing again.
     Duplicate,
-    /// Claimed by a delivery still being processed: answer a 5xx (503) so the service retries later.
+    /// Claimed by a delivery still being processed: answer 503 so the service retries later.
     InProgress,
+    /// The store cannot take another claim now (a [`MemoryDedupe`] full of claims in progress): answer
+    /// 503 so the service retries later. Never 2xx: the event has not been processed.
+    Busy,
 }
 
 /// A store of processed event ids. Object safe: use it as `Arc<dyn Dedupe>`.
 ///
-/// A claim that is never completed nor abandoned (the process died mid-way) should expire after a
-/// while, so the event can be processed by a later delivery; [`MemoryDedupe`] does that with a lease.
+/// A claim lasts [`lease`](Self::lease) unless renewed; a claim that is never completed nor abandoned
+/// (the process died mid-way) expires, so a later delivery processes the event.
 pub trait Dedupe: Send + Sync {
+    /// How long a claim lasts without renewal. [`process_once`] renews every third of it.
+    fn lease(&self) -> Duration;
+
     /// Claims `event_id` for processing, or says why not.
+    ///
+    /// A store that sends its claim again after a lost reply must reuse the same token, and a claim that
+    /// finds its own token answers [`Claim::Fresh`]: the event would otherwise stay blocked by the very
+    /// claim that was meant to process it.
     fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim>;
-    /// Marks `event_id` processed: later deliveries are [`Claim::Duplicate`].
-    fn complete<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()>;
+
+    /// Extends the claim `token` on `event_id` by the lease from now.
+    ///
+    /// `Ok(true)`: still held by `token`, extended. `Ok(false)`: not held by `token` any more (it
+    /// expired and another delivery claimed the event, the event is done, or the claim is gone): the
+    /// run has lost its claim.
+    fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool>;
+
+    /// Marks `event_id` processed, so later deliveries are [`Claim::Duplicate`], if `token` still
+    /// holds the claim or nobody holds it (it expired and no one claimed it again).
+    ///
+    /// `Ok(true)`: marked (or it was done already). `Ok(false)`: another claim holds the event now;
+    /// nothing was written (that claim's run decides).
+    fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool>;
+
     /// Releases the claim `token` on `event_id` after a failed attempt: the next delivery is
     /// [`Claim::Fresh`]. Does nothing if the claim is no longer `token`'s (its lease expired and another
     /// delivery claimed the event) or the event was completed.
@@ -74,12 +118,20 @@ pub trait Dedupe: Send + Sync {
 }
 
 impl<T: Dedupe + ?Sized> Dedupe for Arc<T> {
+    fn lease(&self) -> Duration {
+        (**self).lease()
+    }
+
     fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim> {
         (**self).begin(event_id)
     }
 
-    fn complete<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, ()> {
-        (**self).complete(event_id)
+    fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+        (**self).renew(event_id, token)
+    }
+
+    fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+        (**self).complete(event_id, token)
     }
 
     fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
@@ -114,6 +166,22 @@ pub enum Processed<T> {
     Duplicate,
     /// Another delivery is processing the event; the handler did not run. Answer 503.
     InProgress,
+    /// The store could not take another claim ([`Claim::Busy`]); the handler did not run. Answer 503.
+    Busy,
+}
+
+impl<T> Processed<T> {
+    /// The HTTP status to answer the delivery with: 204 when the event is processed (now or before),
+    /// 503 when it is not yet (the service delivers it again later). Never answer 2xx to
+    /// [`InProgress`](Self::InProgress) or [`Busy`](Self::Busy): the event would be lost.
+    pub fn status_code(&self) -> u16 {
+        if self.retry_later() { 503 } else { 204 }
+    }
+
+    /// Whether the event still has to be processed by a later delivery (answer 503).
+    pub fn retry_later(&self) -> bool {
+        matches!(self, Processed::InProgress | Processed::Busy)
+    }
 }
 
 /// Why [`process_once`] failed.
@@ -128,22 +196,197 @@ pub enum ProcessError<E> {
     Store(#[from] DedupeError),
 }
 
-/// Runs `handler` for `event_id` unless the event was processed already or is being processed.
-///
-/// On success the id is marked complete; on failure the claim is abandoned so the next delivery runs the
-/// handler again. If the caller's future is dropped mid-way, the claim stays until the store lets it
-/// expire (see [`MemoryDedupe::with_lease`]).
+impl<E> ProcessError<E> {
+    /// The HTTP status to answer the delivery with: 500 for a failed handler, 503 for a failed store;
+    /// either way the service delivers again.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            ProcessError::Handler(_) => 500,
+            ProcessError::Store(_) => 503,
+        }
+    }
+}
+
+/// The HTTP status to answer a delivery with, given what [`process_once`] returned: 204 when the event
+/// is processed (now or by an earlier delivery), 503 when it is not yet ([`Processed::InProgress`],
+/// [`Processed::Busy`], a failed store), 500 when the handler failed. Every non-2xx answer makes the
+/// service deliver the event again.
 ///
 /// ```
-/// use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once};
+/// use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
 ///
-/// # async fn run() {
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let dedupe = MemoryDedupe::new(10_000);
-/// let first = process_once(&dedupe, "evt_1", || async { Ok::<_, std::io::Error>("stored") }).await;
+/// let outcome = process_once(&dedupe, "evt_1", |_lease| async { Ok::<_, std::io::Error>(()) }).await;
+/// assert_eq!(response_status(&outcome), 204);
+/// # });
+/// ```
+pub fn response_status<T, E>(outcome: &Result<Processed<T>, ProcessError<E>>) -> u16 {
+    match outcome {
+        Ok(processed) => processed.status_code(),
+        Err(error) => error.status_code(),
+    }
+}
+
+/// A handler's view of its claim, given by [`process_once`].
+///
+/// The claim is held while [`process_once`] keeps renewing it. It is lost once a renewal answers that
+/// the claim is not the run's any more, or when no renewal succeeded for the lease (measured from when
+/// the last successful claim or renewal was *sent*, so a slow reply does not count in the run's
+/// favour). Once lost it stays lost. The run is told, not cancelled: check [`is_held`](Self::is_held)
+/// right before an effect outside the store, or race the work against [`lost`](Self::lost).
+#[derive(Clone)]
+pub struct Lease {
+    state: watch::Receiver<LeaseState>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LeaseState {
+    /// The claim lasts until then unless renewed.
+    held_until: Instant,
+    /// A renewal said the claim is not ours, or `held_until` passed before a renewal came back.
+    lost: bool,
+}
+
+impl Lease {
+    /// A lease held for `duration` from now and never renewed: to call a handler outside
+    /// [`process_once`] (in its own tests, say).
+    pub fn held_for(duration: Duration) -> Lease {
+        let (lease, keeper) = Lease::start(deadline(Instant::now(), duration));
+        // With its keeper gone, the lease lasts until its deadline.
+        drop(keeper);
+        lease
+    }
+
+    fn start(held_until: Instant) -> (Lease, LeaseKeeper) {
+        let (sender, state) = watch::channel(LeaseState {
+            held_until,
+            lost: false,
+        });
+        (Lease { state }, LeaseKeeper { sender })
+    }
+
+    /// Whether the claim is still held: no renewal answered "not yours" and the last successful one
+    /// (or the claim) was sent less than a lease ago.
+    pub fn is_held(&self) -> bool {
+        let state = *self.state.borrow();
+        !state.lost && Instant::now() < state.held_until
+    }
+
+    /// Resolves once the claim is lost (at once if it is already): for `tokio::select!` around the
+    /// handler's work.
+    pub async fn lost(&self) {
+        let mut state = self.state.clone();
+        loop {
+            let now = *state.borrow_and_update();
+            if now.lost || Instant::now() >= now.held_until {
+                return;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(now.held_until) => {}
+                changed = state.changed() => {
+                    if changed.is_err() {
+                        // Nobody renews any more: the claim lasts until its deadline.
+                        let held_until = state.borrow().held_until;
+                        tokio::time::sleep_until(held_until).await;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Lease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = *self.state.borrow();
+        f.debug_struct("Lease")
+            .field("held", &self.is_held())
+            .field("held_until", &state.held_until)
+            .finish()
+    }
+}
+
+/// The renewal loop's side of a [`Lease`].
+struct LeaseKeeper {
+    sender: watch::Sender<LeaseState>,
+}
+
+impl LeaseKeeper {
+    /// A renewal sent at `sent` succeeded: the claim lasts a lease from then, unless it was lost
+    /// meanwhile (the deadline passed first: a handler may have seen it lost, and lost stays lost).
+    /// Returns whether the lease is still held.
+    fn renewed(&self, held_until: Instant) -> bool {
+        let now = Instant::now();
+        let mut held = false;
+        self.sender.send_if_modified(|state| {
+            if state.lost {
+                return false;
+            }
+            if now >= state.held_until {
+                state.lost = true;
+                return true;
+            }
+            held = true;
+            let extended = held_until > state.held_until;
+            state.held_until = state.held_until.max(held_until);
+            extended
+        });
+        held
+    }
+
+    /// A renewal failed (the store did not answer): the claim counts as held until its deadline.
+    fn still_held(&self) -> bool {
+        self.renewed(Instant::now())
+    }
+
+    /// The store said the claim is not ours any more.
+    fn lose(&self) {
+        self.sender.send_if_modified(|state| {
+            let changed = !state.lost;
+            state.lost = true;
+            changed
+        });
+    }
+}
+
+/// `now + duration`, or far in the future when that does not fit in an `Instant` (a lease of
+/// `Duration::MAX` means "no limit", never a panic).
+fn deadline(now: Instant, duration: Duration) -> Instant {
+    const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+    now.checked_add(duration)
+        .or_else(|| now.checked_add(FAR))
+        .unwrap_or(now)
+}
+
+/// Runs `handler` for `event_id` unless the event was processed already or is being processed.
+///
+/// The claim is renewed every third of [`Dedupe::lease`] while the handler runs; the handler gets a
+/// [`Lease`] that says whether the claim is still held (check it right before each effect outside the
+/// store: the run is told when its claim was lost, not cancelled). On success the event is marked done,
+/// fenced by the claim's token: if the claim was lost and another delivery holds the event now, nothing
+/// is written and the result is still [`Processed::Done`] (the lease said it was lost; that other run
+/// decides). On failure the claim is abandoned so the next delivery runs the handler again. If the
+/// caller's future is dropped mid-way, renewal stops and the claim expires after the lease.
+///
+/// ```
+/// use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once, response_status};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let dedupe = MemoryDedupe::new(10_000);
+/// let first = process_once(&dedupe, "evt_1", |lease| async move {
+///     // Right before an effect outside the store: is the claim still ours?
+///     if !lease.is_held() {
+///         return Err("claim lost: another delivery may be running");
+///     }
+///     Ok("stored")
+/// })
+/// .await;
 /// assert!(matches!(first, Ok(Processed::Done("stored"))));
-/// let again = process_once(&dedupe, "evt_1", || async { Ok::<_, std::io::Error>("stored") }).await;
+/// let again = process_once(&dedupe, "evt_1", |_| async { Ok::<_, &str>("stored") }).await;
 /// assert!(matches!(again, Ok(Processed::Duplicate)));
-/// # }
+/// assert_eq!(response_status(&again), 204);
+/// # });
 /// ```
 pub async fn process_once<D, F, Fut, T, E>(
     dedupe: &D,
@@ -152,22 +395,71 @@ pub async fn process_once<D, F, Fut, T, E>(
 ) -> Result<Processed<T>, ProcessError<E>>
 where
     D: Dedupe + ?Sized,
-    F: FnOnce() -> Fut,
+    F: FnOnce(Lease) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
+    let lease_length = dedupe.lease();
+    let sent = Instant::now();
     let token = match dedupe.begin(event_id).await? {
         Claim::Fresh(token) => token,
         Claim::Duplicate => return Ok(Processed::Duplicate),
         Claim::InProgress => return Ok(Processed::InProgress),
+        Claim::Busy => return Ok(Processed::Busy),
     };
-    match handler().await {
+    let (lease, keeper) = Lease::start(deadline(sent, lease_length));
+    let work = handler(lease);
+    let renewal = keep_renewing(dedupe, event_id, token, lease_length, keeper);
+    let outcome = tokio::select! {
+        // The handler first: once it is done, its outcome counts even if a renewal is due.
+        biased;
+        outcome = work => outcome,
+        never = renewal => match never {},
+    };
+    match outcome {
         Ok(value) => {
-            dedupe.complete(event_id).await?;
+            // `false`: the claim was lost and another delivery holds the event; it marks it done.
+            let _marked = dedupe.complete(event_id, token).await?;
             Ok(Processed::Done(value))
         }
         Err(error) => {
             dedupe.abandon(event_id, token).await?;
             Err(ProcessError::Handler(error))
         }
+    }
+}
+
+/// Renews the claim every third of the lease until it is lost, then waits forever (the handler decides
+/// when the run ends). A failed renewal is tried again at the next tick; the lease's deadline says
+/// when the claim must count as lost.
+async fn keep_renewing<D>(
+    dedupe: &D,
+    event_id: &str,
+    token: ClaimToken,
+    lease: Duration,
+    keeper: LeaseKeeper,
+) -> std::convert::Infallible
+where
+    D: Dedupe + ?Sized,
+{
+    let interval = (lease / 3).max(Duration::from_millis(1));
+    let mut next = deadline(Instant::now(), interval);
+    loop {
+        tokio::time::sleep_until(next).await;
+        let sent = Instant::now();
+        let held = match dedupe.renew(event_id, token).await {
+            Ok(true) => keeper.renewed(deadline(sent, lease)),
+            Ok(false) => {
+                keeper.lose();
+                false
+            }
+            // The deadline decides: a store that answers again in time keeps the claim.
+            Err(_) => keeper.still_held(),
+        };
+        if !held {
+            // Lost stays lost: renewing further would only keep other deliveries waiting.
+            return std::future::pending().await;
+        }
+        // After a renewal slower than the interval the next one starts at once, not in a burst.
+        next = deadline(next, interval).max(Instant::now());
     }
 }

@@ -19,7 +19,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use store_api::Client;
 use store_api_webhooks::axum::VerifiedEvent;
-use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once};
+use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
 use store_api_webhooks::{FollowUp, Verifier, follow_up};
 use tokio::sync::mpsc;
 
@@ -55,8 +55,18 @@ fn router(client: Client, followed: mpsc::UnboundedSender<FollowUp>) -> Router {
 /// 204 once the event is handled (now or by an earlier delivery); 503 while another delivery handles
 /// it, 500 when the follow-up failed: the service then delivers again and the handler runs again.
 async fn webhook(State(state): State<Receiver>, VerifiedEvent(event): VerifiedEvent) -> StatusCode {
-    let outcome = process_once(&*state.dedupe, &event.id, || async {
-        let current = follow_up(&state.client, &event).await?;
+    // Borrowed by the handler's future (`async move` takes the lease and these references).
+    let (state, event) = (&state, &event);
+    let outcome = process_once(&*state.dedupe, &event.id, |lease| async move {
+        let current = follow_up(&state.client, event).await?;
+        // The effect outside the dedupe store: only while the claim is ours (a slow follow-up may
+        // outlive it; another delivery then runs). Make what consumes the queue idempotent on the
+        // event id as well: a receiver killed after this line runs the event again.
+        if !lease.is_held() {
+            return Err(store_api::Error::InvalidArgument(
+                "the claim on the event was lost".into(),
+            ));
+        }
         // A closed queue means the application is shutting down: fail, so the event comes again.
         state
             .followed
@@ -64,11 +74,7 @@ async fn webhook(State(state): State<Receiver>, VerifiedEvent(event): VerifiedEv
             .map_err(|_| store_api::Error::InvalidArgument("the follow-up queue is closed".into()))
     })
     .await;
-    match outcome {
-        Ok(Processed::InProgress) => StatusCode::SERVICE_UNAVAILABLE,
-        Ok(_) => StatusCode::NO_CONTENT,
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 #[tokio::main]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use store_api::{Limiter, LimiterFuture};
 use store_api_redis::testing::RedisServer;
 use store_api_redis::{RedisDedupe, RedisLimiter};
-use store_api_webhooks::dedupe::{Processed, process_once};
+use store_api_webhooks::dedupe::process_once;
 
 /// A private Redis, or `None` (after a loud message) when it is not installed and CI did not require it.
 pub fn redis() -> Option<RedisServer> {
@@ -80,16 +80,16 @@ pub async fn deliver_each_event_thrice(
             deliveries.push(tokio::spawn(async move {
                 let id = format!("evt_{event}");
                 loop {
-                    let outcome = process_once(&*replica, &id, || async {
+                    let outcome = process_once(&*replica, &id, |_lease| async {
                         *processed.lock().unwrap().entry(id.clone()).or_default() += 1;
                         Ok::<_, std::io::Error>(())
                     })
                     .await
                     .unwrap();
-                    match outcome {
-                        Processed::InProgress => tokio::time::sleep(Duration::from_millis(5)).await,
-                        _ => break,
+                    if !outcome.retry_later() {
+                        break;
                     }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
                 }
             }));
         }
