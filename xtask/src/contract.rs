@@ -991,6 +991,44 @@ mod tests {
         }
     }
 
+    /// The ladder's order comes from `x-ladder`, not from the place of a value in the list: a value
+    /// inserted in the middle of the list leaves the generated ladder as it was.
+    #[test]
+    fn a_value_inserted_in_the_list_leaves_the_ladder_alone() {
+        let ladder = |out: &str| {
+            let start = out.find("pub const LADDER").expect("a ladder");
+            out[start..start + out[start..].find("];").expect("its end")].to_owned()
+        };
+        let before = generated(&spec());
+        let list =
+            "enum: [pending, production_requested, sent_to_production, in_production, fulfilled]";
+        let grown = spec().replacen(
+            list,
+            "enum: [pending, production_requested, quality_check, sent_to_production, in_production, fulfilled]",
+            1,
+        );
+        assert_ne!(grown, spec());
+        let after = generated(&grown);
+        assert!(after.contains("QualityCheck => \"quality_check\""));
+        assert_eq!(ladder(&after), ladder(&before));
+        assert!(
+            ladder(&before).contains(
+                "FulfillmentStatus::Pending,\n        FulfillmentStatus::ProductionRequested,"
+            ) || ladder(&before)
+                .contains("FulfillmentStatus::Pending, FulfillmentStatus::ProductionRequested,")
+        );
+
+        let wrong = spec().replacen("x-ladder: [pending,", "x-ladder: [lost,", 1);
+        let error = generate(&wrong)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("FulfillmentStatus: `x-ladder` names `lost`"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn missing_extensions_are_errors() {
         let spec = spec().replacen("x-max-body-bytes: 1048576", "x-other: 1", 1);
