@@ -37,11 +37,9 @@ async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
         emu.create_order_in_app(ALPHA, tee_order(Some(external_id)))
             .unwrap();
     }
-    let scheduled = Product {
-        name: Some("Scheduled tee".into()),
-        status: Some(ProductStatus::from("scheduled")),
-        ..Default::default()
-    };
+    let mut scheduled = Product::default();
+    scheduled.name = Some("Scheduled tee".into());
+    scheduled.status = Some(ProductStatus::from("scheduled"));
     emu.create_product(ALPHA, scheduled).unwrap();
     emu
 }

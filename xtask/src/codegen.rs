@@ -4,7 +4,6 @@
 //! Both outputs are checked in: users of the raw crate never build progenitor.
 //! `--check` compares the checked-in files with a fresh generation and fails on any difference.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use progenitor::{
@@ -108,8 +107,8 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         "crate::money::Money",
         [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
     );
-    // Their only required field is the `id` string, so `Default` is honest; the emulator and tests build
-    // them with `..Default::default()`, and a field added to the spec needs no edit there.
+    // Their only required field is the `id` string, so `Default` is honest; with `seal_types`' `new(id)`
+    // it is a way to start a value that a field added to the spec does not break.
     let mut with_default = TypePatch::default();
     with_default.with_derive("Default");
     for name in ["Order", "OrderLineItem", "Product", "ProductVariant"] {
@@ -123,7 +122,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
     gate_client_items(&mut file);
     derive_json_schema(&mut file);
-    seal_request_types(&mut file, &crate::rules::request_schemas(spec_text)?)?;
+    seal_types(&mut file)?;
     generated_file(&line_doc_comments(&prettyplease::unparse(&file)))
 }
 
@@ -203,12 +202,13 @@ fn derives_serialize(attribute: &syn::Attribute) -> bool {
     found
 }
 
-/// Marks the structs of the request schemas `#[non_exhaustive]` and gives each a generated
-/// `new(required fields…)`, so that a new optional field in the spec is not a breaking change: code outside
-/// the raw crate cannot write struct literals (which would stop compiling on any new field), and the
-/// constructor's parameters are the required fields alone. Optional fields start unset (`None`, empty,
-/// or the spec's `default`) and are set through their public fields.
-fn seal_request_types(file: &mut syn::File, names: &BTreeSet<String>) -> Result<(), CodegenError> {
+/// Marks every struct with named fields of the `types` module (request, response and webhook bodies)
+/// `#[non_exhaustive]` and gives each a generated `new(required fields…)`, so that a new optional field
+/// in the spec is not a breaking change: code outside the raw crate cannot write struct literals (which
+/// would stop compiling on any new field), and the constructor's parameters are the required fields
+/// alone. Optional fields start unset (`None`, empty, or the spec's `default`) and are set through their
+/// public fields; that is also how a dependent builds a response value in its tests.
+fn seal_types(file: &mut syn::File) -> Result<(), CodegenError> {
     let Some((_, items)) = file.items.iter_mut().find_map(|item| match item {
         syn::Item::Mod(module) if module.ident == "types" => module.content.as_mut(),
         _ => None,
@@ -224,9 +224,6 @@ fn seal_request_types(file: &mut syn::File, names: &BTreeSet<String>) -> Result<
         let syn::Fields::Named(fields) = &strukt.fields else {
             continue;
         };
-        if !names.contains(&strukt.ident.to_string()) {
-            continue;
-        }
         strukt.attrs.push(syn::parse_quote!(#[non_exhaustive]));
         let mut parameters: Vec<syn::FnArg> = Vec::new();
         let mut initializers: Vec<syn::FieldValue> = Vec::new();
@@ -373,8 +370,9 @@ mod seal_tests {
         let spec = std::fs::read_to_string(crate::workspace_root().join(SPEC_PATH)).unwrap();
         let before = generate(&spec).unwrap();
         assert!(before.contains("#[non_exhaustive]\n    pub struct CreateOrderRequest {"));
-        // A response type is left as it is: the emulator and users build those with struct literals.
-        assert!(!before.contains("#[non_exhaustive]\n    pub struct Order {"));
+        // Response types too: a dependent builds them with `new(required…)` and field assignment.
+        assert!(before.contains("#[non_exhaustive]\n    pub struct Order {"));
+        assert!(before.contains("#[non_exhaustive]\n    pub struct WebhookEvent {"));
 
         let property = "      properties:\n        externalOrderId:\n";
         let with_note = "      properties:\n        giftNote:\n          type: string\n        externalOrderId:\n";

@@ -605,6 +605,8 @@ struct OpenEnum {
     name: String,
     description: String,
     values: Vec<(String, Option<String>)>,
+    /// `x-ladder`: the values whose order means something, lowest first (the fulfillment ladder).
+    ladder: Option<Vec<String>>,
 }
 
 fn open_enums(spec: &Value) -> Result<Vec<OpenEnum>, CodegenError> {
@@ -625,10 +627,45 @@ fn open_enums(spec: &Value) -> Result<Vec<OpenEnum>, CodegenError> {
                 .unwrap_or("")
                 .trim()
                 .to_owned(),
+            ladder: ladder(name, schema, &values)?,
             values,
         });
     }
     Ok(found)
+}
+
+/// The schema's `x-ladder` (a list of some of its known values, lowest first), checked against the
+/// values. The order of the ladder is stated apart from the list of values, so a value added anywhere in
+/// the list (or to the ladder) does not change how the existing rungs compare.
+fn ladder(
+    name: &str,
+    schema: &Value,
+    values: &[(String, Option<String>)],
+) -> Result<Option<Vec<String>>, CodegenError> {
+    let Some(ladder) = schema.get("x-ladder") else {
+        return Ok(None);
+    };
+    let list = ladder
+        .as_sequence()
+        .ok_or_else(|| spec_error(format!("{name}: `x-ladder` must be a list of its values")))?;
+    let mut rungs: Vec<String> = Vec::new();
+    for rung in list {
+        let rung = rung
+            .as_str()
+            .ok_or_else(|| spec_error(format!("{name}: an `x-ladder` entry is not a string")))?;
+        if !values.iter().any(|(value, _)| value == rung) {
+            return Err(spec_error(format!(
+                "{name}: `x-ladder` names `{rung}`, which is not one of its values"
+            )));
+        }
+        if rungs.iter().any(|r| r == rung) {
+            return Err(spec_error(format!(
+                "{name}: `x-ladder` names `{rung}` twice"
+            )));
+        }
+        rungs.push(rung.to_owned());
+    }
+    Ok(Some(rungs))
 }
 
 fn enums(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
@@ -649,9 +686,48 @@ fn enums(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
             writeln!(out, "        {} => {value:?},", variant(value)).ok();
         }
         out.push_str("    }\n}\n\n");
+        if let Some(ladder) = &open.ladder {
+            ladder_impls(out, &open.name, ladder);
+        }
     }
     out.push_str("}\n");
     Ok(())
+}
+
+/// `LADDER`, `rung()` and a `PartialOrd` by rung for an open enumeration with an `x-ladder`. Values off
+/// the ladder (and unknown ones) compare only as equal to themselves: `partial_cmp` is `None`.
+fn ladder_impls(out: &mut String, name: &str, ladder: &[String]) {
+    let rungs: Vec<String> = ladder
+        .iter()
+        .map(|value| format!("{name}::{}", variant(value)))
+        .collect();
+    writeln!(
+        out,
+        "impl {name} {{\n\
+         /// The values whose order means something, lowest first (the spec's `x-ladder`, stated apart from\n\
+         /// the list of values: a value added within the version does not move the others).\n\
+         pub const LADDER: &'static [{name}] = &[{rungs}];\n\n\
+         /// Position on [`Self::LADDER`] (0 = its first rung); `None` for a value off the ladder or unknown.\n\
+         pub fn rung(&self) -> Option<usize> {{\n\
+         Self::LADDER.iter().position(|rung| rung == self)\n\
+         }}\n\
+         }}\n\n\
+         /// Compares rungs of [`{name}::LADDER`]; a value off the ladder (or unknown) is comparable only\n\
+         /// with itself.\n\
+         impl ::std::cmp::PartialOrd for {name} {{\n\
+         fn partial_cmp(&self, other: &Self) -> Option<::std::cmp::Ordering> {{\n\
+         if self == other {{\n\
+         return Some(::std::cmp::Ordering::Equal);\n\
+         }}\n\
+         match (self.rung(), other.rung()) {{\n\
+         (Some(a), Some(b)) => a.partial_cmp(&b),\n\
+         _ => None,\n\
+         }}\n\
+         }}\n\
+         }}\n",
+        rungs = rungs.join(", "),
+    )
+    .ok();
 }
 
 fn doc_lines(out: &mut String, indent: &str, text: &str) {
@@ -913,6 +989,44 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    /// The ladder's order comes from `x-ladder`, not from the place of a value in the list: a value
+    /// inserted in the middle of the list leaves the generated ladder as it was.
+    #[test]
+    fn a_value_inserted_in_the_list_leaves_the_ladder_alone() {
+        let ladder = |out: &str| {
+            let start = out.find("pub const LADDER").expect("a ladder");
+            out[start..start + out[start..].find("];").expect("its end")].to_owned()
+        };
+        let before = generated(&spec());
+        let list =
+            "enum: [pending, production_requested, sent_to_production, in_production, fulfilled]";
+        let grown = spec().replacen(
+            list,
+            "enum: [pending, production_requested, quality_check, sent_to_production, in_production, fulfilled]",
+            1,
+        );
+        assert_ne!(grown, spec());
+        let after = generated(&grown);
+        assert!(after.contains("QualityCheck => \"quality_check\""));
+        assert_eq!(ladder(&after), ladder(&before));
+        assert!(
+            ladder(&before).contains(
+                "FulfillmentStatus::Pending,\n        FulfillmentStatus::ProductionRequested,"
+            ) || ladder(&before)
+                .contains("FulfillmentStatus::Pending, FulfillmentStatus::ProductionRequested,")
+        );
+
+        let wrong = spec().replacen("x-ladder: [pending,", "x-ladder: [lost,", 1);
+        let error = generate(&wrong)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("FulfillmentStatus: `x-ladder` names `lost`"),
+            "{error}"
+        );
     }
 
     #[test]

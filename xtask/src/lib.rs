@@ -6,6 +6,7 @@ pub mod bench;
 pub mod codegen;
 pub mod contract;
 pub mod generator;
+pub mod growth;
 pub mod imports;
 pub mod open_enum;
 pub mod rules;

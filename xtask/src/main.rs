@@ -1,4 +1,6 @@
 //! Project automation. `cargo xtask codegen [--check]` regenerates (or checks) the raw transport crate;
+//! `cargo xtask growth` proves that every change the API may make within its version, regenerated, is a
+//! minor change of every published crate (cargo-semver-checks against the unmodified workspace);
 //! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates;
 //! `cargo xtask bench [--quick]` measures the SDK against its targets and writes BENCHMARKS.md.
 
@@ -14,6 +16,7 @@ fn main() -> ExitCode {
             xtask::codegen::run(&xtask::workspace_root(), xtask::codegen::Mode::Check)
                 .map_err(Into::into)
         }
+        ["growth"] => xtask::growth::run(&xtask::workspace_root()).map_err(Into::into),
         ["imports"] => xtask::imports::check(&xtask::workspace_root()).map_err(Into::into),
         ["imports", "--root", root] => {
             xtask::imports::check(std::path::Path::new(root)).map_err(Into::into)
@@ -22,7 +25,7 @@ fn main() -> ExitCode {
         ["bench", "--quick"] => return xtask::bench::command(xtask::bench::Mode::Quick),
         _ => {
             eprintln!(
-                "usage: cargo xtask codegen [--check] | cargo xtask imports [--root DIR] | cargo xtask bench [--quick]"
+                "usage: cargo xtask codegen [--check] | cargo xtask growth | cargo xtask imports [--root DIR] | cargo xtask bench [--quick]"
             );
             return ExitCode::from(2);
         }

@@ -103,13 +103,6 @@ use serde_json::Value;\n\n\
 use crate::rule::*;\n\
 use crate::types;\n\n";
 
-/// The component schemas of the operations' JSON request bodies and every schema they reference: the
-/// types a caller builds (see `codegen::seal_request_types`).
-pub(crate) fn request_schemas(spec_text: &str) -> Result<BTreeSet<String>, CodegenError> {
-    let spec = parse(spec_text)?;
-    Generator::new(&spec, spec_text)?.reachable(&request_bodies(&spec)?)
-}
-
 fn parse(spec_text: &str) -> Result<Value, CodegenError> {
     serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))
 }

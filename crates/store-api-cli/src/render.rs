@@ -281,7 +281,7 @@ pub fn ladder_text(stage: Option<&FulfillmentStatus>) -> String {
     match stage {
         None => "-".to_owned(),
         Some(stage) => match stage.rung() {
-            Some(rung) => format!("{}/{} {stage}", rung + 1, FulfillmentStatus::KNOWN.len()),
+            Some(rung) => format!("{}/{} {stage}", rung + 1, FulfillmentStatus::LADDER.len()),
             None => stage.to_string(),
         },
     }

@@ -67,11 +67,9 @@ impl ApiError {
             Self::TooManyRequests { .. } => None,
             _ => status.canonical_reason().map(str::to_owned),
         };
-        types::Error {
-            message,
-            error,
-            status_code: i64::from(status.as_u16()),
-        }
+        let mut body = types::Error::new(message, i64::from(status.as_u16()));
+        body.error = error;
+        body
     }
 }
 

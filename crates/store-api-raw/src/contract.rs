@@ -614,6 +614,37 @@ pub mod open_enums {
         }
     }
 
+    impl FulfillmentStatus {
+        /// The values whose order means something, lowest first (the spec's `x-ladder`, stated apart from
+        /// the list of values: a value added within the version does not move the others).
+        pub const LADDER: &'static [FulfillmentStatus] = &[
+            FulfillmentStatus::Pending,
+            FulfillmentStatus::ProductionRequested,
+            FulfillmentStatus::SentToProduction,
+            FulfillmentStatus::InProduction,
+            FulfillmentStatus::Fulfilled,
+        ];
+
+        /// Position on [`Self::LADDER`] (0 = its first rung); `None` for a value off the ladder or unknown.
+        pub fn rung(&self) -> Option<usize> {
+            Self::LADDER.iter().position(|rung| rung == self)
+        }
+    }
+
+    /// Compares rungs of [`FulfillmentStatus::LADDER`]; a value off the ladder (or unknown) is comparable only
+    /// with itself.
+    impl ::std::cmp::PartialOrd for FulfillmentStatus {
+        fn partial_cmp(&self, other: &Self) -> Option<::std::cmp::Ordering> {
+            if self == other {
+                return Some(::std::cmp::Ordering::Equal);
+            }
+            match (self.rung(), other.rung()) {
+                (Some(a), Some(b)) => a.partial_cmp(&b),
+                _ => None,
+            }
+        }
+    }
+
     crate::open_enum::open_enum! {
         /// What the store owes the provider: due (invoiced, unpaid), paid (settled), failed (a payment attempt
         /// failed), refunded (refunded to the merchant), canceled (invoice canceled, usually with the order).

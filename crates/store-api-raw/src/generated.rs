@@ -13,6 +13,7 @@ pub mod types {
     ///A postal address.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct Address {
         ///Apartment or suite.
         #[serde(
@@ -233,6 +234,7 @@ pub mod types {
     ///An artwork image stored by the service. Names are not unique.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct Artwork {
         ///Creation time.
         #[serde(
@@ -257,6 +259,7 @@ pub mod types {
     ///A page of artworks.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ArtworkList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -299,6 +302,7 @@ pub mod types {
     ///An image of a blank.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct CatalogImage {
         ///Id of the image entry.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -312,6 +316,7 @@ pub mod types {
     ///A printable blank. A discontinued blank cannot be ordered. No prices.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct CatalogProduct {
         ///Brand of the blank.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -385,6 +390,7 @@ pub mod types {
     ///A page of catalog products.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct CatalogProductList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -419,6 +425,7 @@ pub mod types {
     ///A color and size of a blank. A discontinued variant cannot be ordered.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct CatalogVariant {
         ///Color name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -444,6 +451,7 @@ pub mod types {
     ///The display color of a color name.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ColorMetadata {
         ///Color name, as used in `colors` and in variants.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -632,6 +640,7 @@ pub mod types {
     ///A place on a blank that can be decorated.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct DecorationLocation {
         /// A place on the blank (front, back, left_chest, left_sleeve_short, cap_front, ...). The set is large and
         /// differs by product type, so read it from the blank.
@@ -667,6 +676,7 @@ pub mod types {
     /// Rate-limit responses (429) carry `statusCode` and `message` and omit `error`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct Error {
         ///Name of the status code, for example `Bad Request`, `Unauthorized`, `Not Found`, `Conflict`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -692,6 +702,7 @@ pub mod types {
     ///An image stored by the service.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ImageRef {
         ///Id of the stored image.
         pub id: ::std::string::String,
@@ -702,6 +713,7 @@ pub mod types {
     ///An image of a line item.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct LineItemImage {
         ///The color the image shows.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -754,6 +766,7 @@ pub mod types {
     ///Echo of the query that produced a list page, with defaults applied.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ListQuery {
         ///Map of filtered field to the values matched (any of).
         #[serde(
@@ -780,6 +793,7 @@ pub mod types {
     ///An order. Cost fields are what the provider bills the merchant, in US dollars; round to cents before display or storage.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct Order {
         ///Set when canceled.
         #[serde(
@@ -882,6 +896,7 @@ pub mod types {
     ///A line item of an order, standard (product) or custom (blank with decorations).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct OrderLineItem {
         ///Id of the blank of a custom line item.
         #[serde(
@@ -952,6 +967,7 @@ pub mod types {
     ///A page of orders.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct OrderList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -986,6 +1002,7 @@ pub mod types {
     ///A product built in the app. Products of every status are returned; only active and unlisted ones can be ordered.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct Product {
         ///Hex color of each color name.
         #[serde(
@@ -1047,6 +1064,7 @@ pub mod types {
     ///An image of a product for one color.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ProductImage {
         ///The color the image shows.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1063,6 +1081,7 @@ pub mod types {
     ///A page of products.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ProductList {
         ///1-based index of the last item of this page (0 when the page is empty).
         #[serde(
@@ -1097,6 +1116,7 @@ pub mod types {
     ///A color and size of a product, with its prices.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ProductVariant {
         ///Color name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1137,6 +1157,7 @@ pub mod types {
     ///Where the order ships.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct ShippingAddress {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub address: ::std::option::Option<Address>,
@@ -1284,6 +1305,7 @@ pub mod types {
     ///Result of the reachability and credential check.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct StatusResult {
         ///When the check was made.
         #[serde(
@@ -1306,6 +1328,7 @@ pub mod types {
     ///The store the key belongs to.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct StoreRef {
         ///Id of the store.
         pub id: ::std::string::String,
@@ -1313,6 +1336,7 @@ pub mod types {
     ///Shipping tracking, present once shipped.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct TrackingInfo {
         ///Carrier name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1334,6 +1358,7 @@ pub mod types {
     /// a resource changed, not how: fetch the current resource.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct WebhookEvent {
         ///When the event was created.
         #[serde(
@@ -1358,6 +1383,7 @@ pub mod types {
     ///The resource the event is about.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+    #[non_exhaustive]
     pub struct WebhookEventData {
         ///Product id for products_* topics, order id for orders_* topics.
         pub id: ::std::string::String,
@@ -1397,6 +1423,19 @@ pub mod types {
             }
         }
     }
+    impl Address {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                apartment_or_suite: ::std::option::Option::None,
+                city_or_town: ::std::option::Option::None,
+                country: ::std::option::Option::None,
+                state_or_province: ::std::option::Option::None,
+                street_address: ::std::option::Option::None,
+                zip_or_postal_code: ::std::option::Option::None,
+            }
+        }
+    }
     impl AddressInput {
         /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
         pub fn new(
@@ -1416,10 +1455,102 @@ pub mod types {
             }
         }
     }
+    impl Artwork {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                created_at: ::std::option::Option::None,
+                id,
+                image: ::std::option::Option::None,
+                name: ::std::option::Option::None,
+                updated_at: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ArtworkList {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                end_item: ::std::option::Option::None,
+                items: ::std::default::Default::default(),
+                query: ::std::option::Option::None,
+                start_item: ::std::option::Option::None,
+                total_items: ::std::option::Option::None,
+                total_pages: ::std::option::Option::None,
+            }
+        }
+    }
     impl ArtworkSource {
         /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
         pub fn new(url: ::std::string::String) -> Self {
             Self { url }
+        }
+    }
+    impl CatalogImage {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                id: ::std::option::Option::None,
+                image: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+            }
+        }
+    }
+    impl CatalogProduct {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                brand: ::std::option::Option::None,
+                color_metadata: ::std::default::Default::default(),
+                colors: ::std::default::Default::default(),
+                created_at: ::std::option::Option::None,
+                decoration_locations: ::std::default::Default::default(),
+                decoration_methods: ::std::default::Default::default(),
+                id,
+                images: ::std::default::Default::default(),
+                is_discontinued: ::std::option::Option::None,
+                name: ::std::option::Option::None,
+                product_type: ::std::option::Option::None,
+                sizes: ::std::default::Default::default(),
+                style: ::std::option::Option::None,
+                updated_at: ::std::option::Option::None,
+                variants: ::std::default::Default::default(),
+            }
+        }
+    }
+    impl CatalogProductList {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                end_item: ::std::option::Option::None,
+                items: ::std::default::Default::default(),
+                query: ::std::option::Option::None,
+                start_item: ::std::option::Option::None,
+                total_items: ::std::option::Option::None,
+                total_pages: ::std::option::Option::None,
+            }
+        }
+    }
+    impl CatalogVariant {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                color: ::std::option::Option::None,
+                id,
+                is_discontinued: ::std::option::Option::None,
+                name: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+                size: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ColorMetadata {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                color: ::std::option::Option::None,
+                color_code: ::std::option::Option::None,
+            }
         }
     }
     impl CreateArtworkRequest {
@@ -1462,6 +1593,48 @@ pub mod types {
             }
         }
     }
+    impl DecorationLocation {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                decoration_location: ::std::option::Option::None,
+                decoration_methods: ::std::default::Default::default(),
+                physical_height: ::std::option::Option::None,
+                physical_width: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+            }
+        }
+    }
+    impl Error {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(message: ErrorMessage, status_code: i64) -> Self {
+            Self {
+                error: ::std::option::Option::None,
+                message,
+                status_code,
+            }
+        }
+    }
+    impl ImageRef {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                id,
+                url: ::std::option::Option::None,
+            }
+        }
+    }
+    impl LineItemImage {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                color: ::std::option::Option::None,
+                id: ::std::option::Option::None,
+                image: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+            }
+        }
+    }
     impl LineItemInput {
         /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
         pub fn new(quantity: ::std::num::NonZeroU64) -> Self {
@@ -1472,6 +1645,153 @@ pub mod types {
                 product_variant_id: ::std::option::Option::None,
                 quantity,
                 sku: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ListQuery {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                filter: ::std::default::Default::default(),
+                limit: ::std::option::Option::None,
+                page: ::std::option::Option::None,
+                sort: ::std::default::Default::default(),
+            }
+        }
+    }
+    impl Order {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                canceled_at: ::std::option::Option::None,
+                created_at: ::std::option::Option::None,
+                external_order_id: ::std::option::Option::None,
+                fulfilled_at: ::std::option::Option::None,
+                fulfillment_status: ::std::option::Option::None,
+                id,
+                is_test: ::std::default::Default::default(),
+                line_items: ::std::default::Default::default(),
+                name: ::std::option::Option::None,
+                ordered_at: ::std::option::Option::None,
+                payment_status: ::std::option::Option::None,
+                shipping_address: ::std::option::Option::None,
+                shipping_cost: ::std::option::Option::None,
+                status: ::std::option::Option::None,
+                subtotal_cost: ::std::option::Option::None,
+                total_cost: ::std::option::Option::None,
+                total_quantity: ::std::option::Option::None,
+                tracking_info: ::std::option::Option::None,
+                updated_at: ::std::option::Option::None,
+            }
+        }
+    }
+    impl OrderLineItem {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                catalog_product_id: ::std::option::Option::None,
+                catalog_product_variant_id: ::std::option::Option::None,
+                color: ::std::option::Option::None,
+                decorations: ::std::default::Default::default(),
+                id,
+                images: ::std::default::Default::default(),
+                is_custom: ::std::default::Default::default(),
+                name: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+                product_id: ::std::option::Option::None,
+                product_variant_id: ::std::option::Option::None,
+                quantity: ::std::option::Option::None,
+                size: ::std::option::Option::None,
+                sku: ::std::option::Option::None,
+                total_cost: ::std::option::Option::None,
+                unit_cost: ::std::option::Option::None,
+            }
+        }
+    }
+    impl OrderList {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                end_item: ::std::option::Option::None,
+                items: ::std::default::Default::default(),
+                query: ::std::option::Option::None,
+                start_item: ::std::option::Option::None,
+                total_items: ::std::option::Option::None,
+                total_pages: ::std::option::Option::None,
+            }
+        }
+    }
+    impl Product {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                color_metadata: ::std::default::Default::default(),
+                colors: ::std::default::Default::default(),
+                created_at: ::std::option::Option::None,
+                id,
+                images: ::std::default::Default::default(),
+                is_discontinued: ::std::option::Option::None,
+                name: ::std::option::Option::None,
+                product_type: ::std::option::Option::None,
+                sizes: ::std::default::Default::default(),
+                status: ::std::option::Option::None,
+                tags: ::std::default::Default::default(),
+                updated_at: ::std::option::Option::None,
+                variants: ::std::default::Default::default(),
+                vendor: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ProductImage {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                color: ::std::option::Option::None,
+                id: ::std::option::Option::None,
+                image: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ProductList {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                end_item: ::std::option::Option::None,
+                items: ::std::default::Default::default(),
+                query: ::std::option::Option::None,
+                start_item: ::std::option::Option::None,
+                total_items: ::std::option::Option::None,
+                total_pages: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ProductVariant {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self {
+                color: ::std::option::Option::None,
+                compare_at_price: ::std::option::Option::None,
+                cost: ::std::option::Option::None,
+                id,
+                is_discontinued: ::std::option::Option::None,
+                name: ::std::option::Option::None,
+                position: ::std::option::Option::None,
+                price: ::std::option::Option::None,
+                size: ::std::option::Option::None,
+                sku: ::std::option::Option::None,
+            }
+        }
+    }
+    impl ShippingAddress {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                address: ::std::option::Option::None,
+                email: ::std::option::Option::None,
+                first_name: ::std::option::Option::None,
+                last_name: ::std::option::Option::None,
+                phone: ::std::option::Option::None,
             }
         }
     }
@@ -1489,6 +1809,58 @@ pub mod types {
                 last_name,
                 phone: ::std::option::Option::None,
             }
+        }
+    }
+    impl StatusResult {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                checked_at: ::std::option::Option::None,
+                message: ::std::option::Option::None,
+                status: ::std::option::Option::None,
+                store: ::std::option::Option::None,
+                version: ::std::option::Option::None,
+            }
+        }
+    }
+    impl StoreRef {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self { id }
+        }
+    }
+    impl TrackingInfo {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new() -> Self {
+            Self {
+                carrier: ::std::option::Option::None,
+                tracking_number: ::std::option::Option::None,
+                tracking_url: ::std::option::Option::None,
+            }
+        }
+    }
+    impl WebhookEvent {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(
+            data: WebhookEventData,
+            id: ::std::string::String,
+            store_id: ::std::string::String,
+            topic: crate::open::WebhookTopic,
+        ) -> Self {
+            Self {
+                created_at: ::std::option::Option::None,
+                data,
+                id,
+                is_test: ::std::option::Option::None,
+                store_id,
+                topic,
+            }
+        }
+    }
+    impl WebhookEventData {
+        /// From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.
+        pub fn new(id: ::std::string::String) -> Self {
+            Self { id }
         }
     }
 }

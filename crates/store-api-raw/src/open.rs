@@ -9,12 +9,7 @@
 
 pub use crate::contract::open_enums::*;
 
-impl FulfillmentStatus {
-    /// Position on the production ladder (0 = pending … 4 = fulfilled); `None` for an unknown value.
-    pub fn rung(&self) -> Option<usize> {
-        Self::KNOWN.iter().position(|known| known == self)
-    }
-}
+// `FulfillmentStatus::LADDER`, `rung()` and its `PartialOrd` are generated from the spec's `x-ladder`.
 
 #[cfg(test)]
 mod tests {
@@ -48,5 +43,13 @@ mod tests {
         assert_eq!(FulfillmentStatus::Pending.rung(), Some(0));
         assert_eq!(FulfillmentStatus::Fulfilled.rung(), Some(4));
         assert_eq!(FulfillmentStatus::from("lost_in_space").rung(), None);
+        assert!(FulfillmentStatus::Pending < FulfillmentStatus::InProduction);
+        assert!(FulfillmentStatus::Fulfilled > FulfillmentStatus::SentToProduction);
+        let unknown = FulfillmentStatus::from("lost_in_space");
+        assert_eq!(unknown.partial_cmp(&FulfillmentStatus::Pending), None);
+        assert_eq!(
+            unknown.partial_cmp(&unknown.clone()),
+            Some(std::cmp::Ordering::Equal)
+        );
     }
 }

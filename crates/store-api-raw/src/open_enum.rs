@@ -13,7 +13,10 @@ macro_rules! open_enum {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        // No `PartialOrd`/`Ord` derive: it would order values by their place in the spec's list, and a value
+        // added within the version may land anywhere in it. An order that means something is stated in the
+        // spec (`x-ladder`) and implemented from it.
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+

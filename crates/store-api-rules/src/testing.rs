@@ -144,41 +144,25 @@ impl OrderContext for TestCatalog {
 
 /// A product with `status` and one variant per `(id, sku)`.
 pub fn product(id: &str, status: ProductStatus, variants: &[(&str, &str)]) -> types::Product {
-    types::Product {
-        color_metadata: Vec::new(),
-        colors: Vec::new(),
-        created_at: None,
-        id: id.to_owned(),
-        images: Vec::new(),
-        is_discontinued: Some(false),
-        name: Some(format!("Product {id}")),
-        product_type: None,
-        sizes: Vec::new(),
-        status: Some(status),
-        tags: Vec::new(),
-        updated_at: None,
-        variants: variants
-            .iter()
-            .map(|(variant_id, sku)| product_variant(variant_id, sku))
-            .collect(),
-        vendor: None,
-    }
+    let mut product = types::Product::new(id.to_owned());
+    product.is_discontinued = Some(false);
+    product.name = Some(format!("Product {id}"));
+    product.status = Some(status);
+    product.variants = variants
+        .iter()
+        .map(|(variant_id, sku)| product_variant(variant_id, sku))
+        .collect();
+    product
 }
 
 /// A product variant that is not discontinued.
 pub fn product_variant(id: &str, sku: &str) -> types::ProductVariant {
-    types::ProductVariant {
-        color: None,
-        compare_at_price: None,
-        cost: Some(10.0.into()),
-        id: id.to_owned(),
-        is_discontinued: Some(false),
-        name: Some(format!("Variant {id}")),
-        position: None,
-        price: None,
-        size: None,
-        sku: Some(sku.to_owned()),
-    }
+    let mut variant = types::ProductVariant::new(id.to_owned());
+    variant.cost = Some(10.0.into());
+    variant.is_discontinued = Some(false);
+    variant.name = Some(format!("Variant {id}"));
+    variant.sku = Some(sku.to_owned());
+    variant
 }
 
 /// A blank supporting `methods`, with `locations` and one variant per id, none discontinued.
@@ -188,33 +172,20 @@ pub fn catalog_product(
     locations: Vec<types::DecorationLocation>,
     variant_ids: &[&str],
 ) -> types::CatalogProduct {
-    types::CatalogProduct {
-        brand: None,
-        color_metadata: Vec::new(),
-        colors: Vec::new(),
-        created_at: None,
-        decoration_locations: locations,
-        decoration_methods: methods.to_vec(),
-        id: id.to_owned(),
-        images: Vec::new(),
-        is_discontinued: Some(false),
-        name: Some(format!("Blank {id}")),
-        product_type: None,
-        sizes: Vec::new(),
-        style: None,
-        updated_at: None,
-        variants: variant_ids
-            .iter()
-            .map(|variant_id| types::CatalogVariant {
-                color: None,
-                id: (*variant_id).to_owned(),
-                is_discontinued: Some(false),
-                name: None,
-                position: None,
-                size: None,
-            })
-            .collect(),
-    }
+    let mut blank = types::CatalogProduct::new(id.to_owned());
+    blank.decoration_locations = locations;
+    blank.decoration_methods = methods.to_vec();
+    blank.is_discontinued = Some(false);
+    blank.name = Some(format!("Blank {id}"));
+    blank.variants = variant_ids
+        .iter()
+        .map(|variant_id| {
+            let mut variant = types::CatalogVariant::new((*variant_id).to_owned());
+            variant.is_discontinued = Some(false);
+            variant
+        })
+        .collect();
+    blank
 }
 
 /// A decoration location of `width` by `height` inches allowing `methods`.
@@ -224,13 +195,12 @@ pub fn location(
     width: f64,
     height: f64,
 ) -> types::DecorationLocation {
-    types::DecorationLocation {
-        decoration_location: Some(name.to_owned()),
-        decoration_methods: methods.to_vec(),
-        physical_height: Some(height),
-        physical_width: Some(width),
-        position: None,
-    }
+    let mut location = types::DecorationLocation::new();
+    location.decoration_location = Some(name.to_owned());
+    location.decoration_methods = methods.to_vec();
+    location.physical_height = Some(height);
+    location.physical_width = Some(width);
+    location
 }
 
 /// `quantity` as the request's type; 0 (which the type cannot carry) becomes 1.

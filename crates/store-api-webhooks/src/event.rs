@@ -126,14 +126,11 @@ mod tests {
     use store_api_raw::types::WebhookEventData;
 
     fn wire_event(topic: Topic, is_test: Option<bool>, with_time: bool) -> WebhookEvent {
-        WebhookEvent {
-            id: "evt_1".into(),
-            store_id: "store_1".into(),
-            topic,
-            data: WebhookEventData { id: "res_1".into() },
-            is_test,
-            created_at: with_time.then(|| "2026-08-01T12:00:00Z".parse().unwrap()),
-        }
+        let data = WebhookEventData::new("res_1".into());
+        let mut event = WebhookEvent::new(data, "evt_1".into(), "store_1".into(), topic);
+        event.is_test = is_test;
+        event.created_at = with_time.then(|| "2026-08-01T12:00:00Z".parse().unwrap());
+        event
     }
 
     #[test]

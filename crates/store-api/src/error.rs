@@ -441,10 +441,7 @@ mod tests {
     // Issue 22, defect 6: the advice to use a new externalOrderId places the order a second time.
     #[test]
     fn a_reused_external_id_says_what_is_held_and_what_a_new_id_would_do() {
-        let existing = Order {
-            id: "ord_0042".into(),
-            ..Order::default()
-        };
+        let existing = Order::new("ord_0042".into());
         let error = Error::ExternalIdReused {
             existing: Box::new(existing),
             differences: Vec::new(),

@@ -3,6 +3,19 @@
 //! Money fields are [`Money`] (a decimal rounded to cents) in the wire types themselves, because the spec
 //! marks them with its `Money` schema and the code generator maps that schema to
 //! [`store_api_raw::money::Money`]; a field added to the spec appears here after `cargo xtask codegen`.
+//!
+//! Every body type is `#[non_exhaustive]`, so that a field the spec adds within the version breaks no
+//! dependent: build one (in a test, say) with its `new(required fields…)` and assign the fields you need
+//! (the store-api-raw README, "Growth within the version"). Open enumerations have no order of their own;
+//! [`FulfillmentStatus`] compares by its rung on the production ladder.
+//!
+//! ```
+//! use store_api::model::{FulfillmentStatus, Order};
+//!
+//! let mut order = Order::new("ord_1".into());
+//! order.fulfillment_status = Some(FulfillmentStatus::InProduction);
+//! assert!(FulfillmentStatus::InProduction > FulfillmentStatus::Pending);
+//! ```
 
 pub use store_api_raw::money::{Money, to_cents};
 pub use store_api_raw::open::{

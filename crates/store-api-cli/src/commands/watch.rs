@@ -23,7 +23,7 @@ pub async fn run(session: &Session, args: &WatchArgs, out: Output) -> Result<(),
         None
     };
     let mut advancing = advancer.is_some();
-    let rungs = u64::try_from(FulfillmentStatus::KNOWN.len()).unwrap_or(5);
+    let rungs = u64::try_from(FulfillmentStatus::LADDER.len()).unwrap_or(5);
     let bar = progress::ladder(out, rungs);
     let mut last = None;
     loop {

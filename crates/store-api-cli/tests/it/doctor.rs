@@ -21,11 +21,9 @@ fn env(adjust: impl FnOnce(EmulatorBuilder) -> EmulatorBuilder) -> Env {
         let order: types::CreateOrderRequest = serde_json::from_value(order).unwrap();
         env.emu.create_order_in_app(&env.store, order).unwrap();
     }
-    let scheduled = types::Product {
-        name: Some("Scheduled tee".into()),
-        status: Some(ProductStatus::from("scheduled")),
-        ..Default::default()
-    };
+    let mut scheduled = types::Product::default();
+    scheduled.name = Some("Scheduled tee".into());
+    scheduled.status = Some(ProductStatus::from("scheduled"));
     env.emu.create_product(&env.store, scheduled).unwrap();
     env
 }

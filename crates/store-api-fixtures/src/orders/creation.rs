@@ -72,26 +72,24 @@ fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) 
     let request = resolved.request;
     let (line_items, totals) = priced_line_items(state, resolved);
     let created = state.clock.now();
-    types::Order {
-        id: state.clock.new_id("ord"),
-        name: Some(format!("#{}", store.order_number + 1)),
-        external_order_id: request.external_order_id.as_ref().map(|e| e.to_string()),
-        status: Some(OrderStatus::Pending),
-        fulfillment_status: Some(FulfillmentStatus::Pending),
-        payment_status: Some(PaymentStatus::Due),
-        is_test: false,
-        total_quantity: Some(totals.quantity),
-        subtotal_cost: Some(totals.subtotal),
-        shipping_cost: Some(totals.shipping),
-        total_cost: Some(totals.total),
-        line_items,
-        shipping_address: Some(shipping_address(&request.shipping_address)),
-        ordered_at: Some(request.ordered_at.unwrap_or(created)),
-        created_at: Some(created),
-        updated_at: Some(created),
-        // Not tracked, fulfilled or canceled yet; and any field the spec adds starts empty.
-        ..Default::default()
-    }
+    // Not tracked, fulfilled or canceled yet; and any field the spec adds starts empty.
+    let mut order = types::Order::new(state.clock.new_id("ord"));
+    order.name = Some(format!("#{}", store.order_number + 1));
+    order.external_order_id = request.external_order_id.as_ref().map(|e| e.to_string());
+    order.status = Some(OrderStatus::Pending);
+    order.fulfillment_status = Some(FulfillmentStatus::Pending);
+    order.payment_status = Some(PaymentStatus::Due);
+    order.is_test = false;
+    order.total_quantity = Some(totals.quantity);
+    order.subtotal_cost = Some(totals.subtotal);
+    order.shipping_cost = Some(totals.shipping);
+    order.total_cost = Some(totals.total);
+    order.line_items = line_items;
+    order.shipping_address = Some(shipping_address(&request.shipping_address));
+    order.ordered_at = Some(request.ordered_at.unwrap_or(created));
+    order.created_at = Some(created);
+    order.updated_at = Some(created);
+    order
 }
 
 /// The order's line items from what the validator resolved, priced, with the order's totals.
@@ -113,16 +111,13 @@ fn line_item(state: &State, index: usize, item: &ResolvedLineItem<'_>) -> types:
     let input = item.input;
     let quantity = i64::try_from(input.quantity.get()).unwrap_or(i64::MAX);
     let unit = unit_cents(state, item);
-    let mut line = types::OrderLineItem {
-        id: state.clock.new_id("li"),
-        quantity: Some(quantity),
-        is_custom: input.is_custom,
-        unit_cost: Some(dollars(unit)),
-        total_cost: Some(dollars(unit.saturating_mul(quantity))),
-        position: Some(i64::try_from(index + 1).unwrap_or(i64::MAX)),
-        // The rest is filled in below by kind; any field the spec adds starts empty.
-        ..Default::default()
-    };
+    // The rest is filled in below by kind; any field the spec adds starts empty.
+    let mut line = types::OrderLineItem::new(state.clock.new_id("li"));
+    line.quantity = Some(quantity);
+    line.is_custom = input.is_custom;
+    line.unit_cost = Some(dollars(unit));
+    line.total_cost = Some(dollars(unit.saturating_mul(quantity)));
+    line.position = Some(i64::try_from(index + 1).unwrap_or(i64::MAX));
     let (owner, fallback, variant_name, variant_id, color, size) = match item.source {
         ItemSource::Product { product, variant } => {
             line.product_id = Some(product.id.clone());
@@ -183,29 +178,29 @@ fn line_image(
     position: Option<i64>,
     image: &Option<types::ImageRef>,
 ) -> types::LineItemImage {
-    types::LineItemImage {
-        id: id.clone(),
-        color: color.clone(),
-        position,
-        image: image.clone(),
-    }
+    let mut line_image = types::LineItemImage::new();
+    line_image.id = id.clone();
+    line_image.color = color.clone();
+    line_image.position = position;
+    line_image.image = image.clone();
+    line_image
 }
 
 fn shipping_address(input: &types::ShippingAddressInput) -> types::ShippingAddress {
     let address = &input.address;
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    types::ShippingAddress {
-        first_name: non_empty(&input.first_name),
-        last_name: non_empty(&input.last_name),
-        email: input.email.clone(),
-        phone: input.phone.clone(),
-        address: Some(types::Address {
-            street_address: non_empty(&address.street_address),
-            apartment_or_suite: address.apartment_or_suite.clone(),
-            city_or_town: non_empty(&address.city_or_town),
-            state_or_province: non_empty(&address.state_or_province),
-            zip_or_postal_code: non_empty(&address.zip_or_postal_code),
-            country: non_empty(&address.country),
-        }),
-    }
+    let mut out = types::Address::new();
+    out.street_address = non_empty(&address.street_address);
+    out.apartment_or_suite = address.apartment_or_suite.clone();
+    out.city_or_town = non_empty(&address.city_or_town);
+    out.state_or_province = non_empty(&address.state_or_province);
+    out.zip_or_postal_code = non_empty(&address.zip_or_postal_code);
+    out.country = non_empty(&address.country);
+    let mut shipping = types::ShippingAddress::new();
+    shipping.first_name = non_empty(&input.first_name);
+    shipping.last_name = non_empty(&input.last_name);
+    shipping.email = input.email.clone();
+    shipping.phone = input.phone.clone();
+    shipping.address = Some(out);
+    shipping
 }

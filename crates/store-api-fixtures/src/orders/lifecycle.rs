@@ -46,17 +46,17 @@ pub(crate) fn advance(order: &mut types::Order, clock: &Clock) -> Result<(), Api
         .unwrap_or(FulfillmentStatus::Pending);
     let next = current
         .rung()
-        .and_then(|rung| FulfillmentStatus::KNOWN.get(rung + 1))
+        .and_then(|rung| FulfillmentStatus::LADDER.get(rung + 1))
         .cloned()
         .ok_or_else(|| ApiError::Conflict(format!("The order is {current} and cannot advance")))?;
     let at = clock.now();
     if next == FulfillmentStatus::Fulfilled {
         let number = format!("1Z{:016X}", clock.random_u64());
-        order.tracking_info = Some(types::TrackingInfo {
-            carrier: Some("UPS".into()),
-            tracking_url: Some(format!("https://tracking.emulator.invalid/{number}")),
-            tracking_number: Some(number),
-        });
+        let mut tracking = types::TrackingInfo::new();
+        tracking.carrier = Some("UPS".into());
+        tracking.tracking_url = Some(format!("https://tracking.emulator.invalid/{number}"));
+        tracking.tracking_number = Some(number);
+        order.tracking_info = Some(tracking);
         order.fulfilled_at = Some(at);
     }
     order.status = Some(OrderStatus::from(next.as_str()));

@@ -271,13 +271,11 @@ async fn end_connection(abort: Option<Arc<ConnectionAbort>>, reset: bool) -> Res
 fn injected_status(status: u16) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
     let reason = status.canonical_reason().unwrap_or("Error");
-    let body = types::Error {
-        message: types::ErrorMessage::String(format!(
-            "{reason} (a fault injected in the emulator)"
-        )),
-        error: (status != StatusCode::TOO_MANY_REQUESTS).then(|| reason.to_owned()),
-        status_code: i64::from(status.as_u16()),
-    };
+    let mut body = types::Error::new(
+        types::ErrorMessage::String(format!("{reason} (a fault injected in the emulator)")),
+        i64::from(status.as_u16()),
+    );
+    body.error = (status != StatusCode::TOO_MANY_REQUESTS).then(|| reason.to_owned());
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }

@@ -33,13 +33,12 @@ pub(crate) async fn status(
     State(shared): State<Arc<Shared>>,
     Extension(StoreId(store_id)): Extension<StoreId>,
 ) -> Response {
-    let result = types::StatusResult {
-        status: Some("ok".into()),
-        message: Some("The API is reachable and the key matches the store".into()),
-        version: Some(store_api_raw::API_VERSION.into()),
-        store: Some(types::StoreRef { id: store_id }),
-        checked_at: Some(shared.clock.now()),
-    };
+    let mut result = types::StatusResult::new();
+    result.status = Some("ok".into());
+    result.message = Some("The API is reachable and the key matches the store".into());
+    result.version = Some(store_api_raw::API_VERSION.into());
+    result.store = Some(types::StoreRef::new(store_id));
+    result.checked_at = Some(shared.clock.now());
     json(
         StatusCode::OK,
         crate::wire::to_vec(&result).unwrap_or_default().into(),
@@ -140,16 +139,13 @@ pub(crate) async fn create_artwork(
         .map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
     let image_id = shared.clock.new_id("img");
     let at = shared.clock.now();
-    let artwork = types::Artwork {
-        id: shared.clock.new_id("art"),
-        name: Some(request.name.to_string()),
-        image: Some(types::ImageRef {
-            id: image_id.clone(),
-            url: Some(format!("{}/_emulator/images/{image_id}", shared.origin)),
-        }),
-        created_at: Some(at),
-        updated_at: Some(at),
-    };
+    let mut image_ref = types::ImageRef::new(image_id.clone());
+    image_ref.url = Some(format!("{}/_emulator/images/{image_id}", shared.origin));
+    let mut artwork = types::Artwork::new(shared.clock.new_id("art"));
+    artwork.name = Some(request.name.to_string());
+    artwork.image = Some(image_ref);
+    artwork.created_at = Some(at);
+    artwork.updated_at = Some(at);
     let record = {
         let mut state = shared.lock();
         let seq = state.next_sequence();

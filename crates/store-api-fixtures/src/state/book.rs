@@ -351,17 +351,12 @@ mod tests {
 
     fn order(n: u64, status: OrderStatus, external: Option<&str>) -> Record<types::Order> {
         let at = crate::clock::DETERMINISTIC_START + chrono::Duration::milliseconds(n as i64 / 2);
-        Record::new(
-            n,
-            types::Order {
-                id: format!("ord_{n}"),
-                status: Some(status),
-                external_order_id: external.map(str::to_owned),
-                created_at: Some(at),
-                updated_at: Some(at),
-                ..Default::default()
-            },
-        )
+        let mut order = types::Order::new(format!("ord_{n}"));
+        order.status = Some(status);
+        order.external_order_id = external.map(str::to_owned);
+        order.created_at = Some(at);
+        order.updated_at = Some(at);
+        Record::new(n, order)
     }
 
     /// The ids of the page, through the indexes and through the plain filter-and-sort of every order.

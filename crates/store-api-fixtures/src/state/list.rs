@@ -134,12 +134,12 @@ impl ListQuery {
 
     /// The `query` echo of the envelope.
     pub fn echo(&self) -> types::ListQuery {
-        types::ListQuery {
-            page: Some(i64::try_from(self.page).unwrap_or(i64::MAX)),
-            limit: Some(i64::try_from(self.limit).unwrap_or(i64::MAX)),
-            filter: self.filters.iter().cloned().collect::<BTreeMap<_, _>>(),
-            sort: self.sorts.iter().cloned().collect::<BTreeMap<_, _>>(),
-        }
+        let mut echo = types::ListQuery::new();
+        echo.page = Some(i64::try_from(self.page).unwrap_or(i64::MAX));
+        echo.limit = Some(i64::try_from(self.limit).unwrap_or(i64::MAX));
+        echo.filter = self.filters.iter().cloned().collect::<BTreeMap<_, _>>();
+        echo.sort = self.sorts.iter().cloned().collect::<BTreeMap<_, _>>();
+        echo
     }
 
     /// Whether the list is sorted by `createdAt` alone (the default), and in which direction: the order
