@@ -51,7 +51,7 @@ fn main() {
         (true, false) => FULL_SCHEDULES.saturating_sub(exhaustive).max(QUICK_RANDOM),
     };
     let scenarios = Scenario::ALL;
-    let per = random / scenarios.len() as u64;
+    let per = random.div_ceil(scenarios.len() as u64);
     let random = per * scenarios.len() as u64;
     for scenario in scenarios {
         reports.push(receivers::random(scenario, seed, per, THREADS));

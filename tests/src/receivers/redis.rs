@@ -245,6 +245,14 @@ impl Server {
         }
     }
 
+    /// The lease of every claim on `key` passes (a done marker stays): what a real Redis does when a
+    /// claim is neither renewed nor released for its lease, without waiting for it.
+    pub fn lease_passes(&mut self, now: Instant, key: &str) {
+        if matches!(self.holder(now, key), Holder::Claim(_)) {
+            self.del(now, key);
+        }
+    }
+
     /// `WAIT numreplicas`: how many replicas hold every write made so far (0 or 1).
     pub fn wait(&mut self, now: Instant) -> u32 {
         let all = self.log.len();
@@ -472,7 +480,8 @@ impl SimRedis {
         Ok(())
     }
 
-    fn key(event_id: &str) -> String {
+    /// The Redis key of `event_id` (`RedisDedupe`'s for store `store_alpha` and the default prefix).
+    pub fn key(event_id: &str) -> String {
         format!("store-api:webhooks:store_alpha:{event_id}")
     }
 
