@@ -1142,16 +1142,18 @@ fn judge(
         StoreKind::Memory { capacity } => capacity,
         StoreKind::Redis { .. } => usize::MAX,
     };
-    // Another event's claim in [from, to] may have evicted a done entry of a full memory store.
+    // Another event's claim or done mark in [from, to] may have evicted a done entry of a full
+    // memory store.
     let evicted_between = |event: usize, from: Instant, to: Instant| {
         scenario.events() > capacity
             && history.serves.iter().any(|s| {
-                s.event != event
-                    && s.begin.as_ref().is_some_and(|b| {
-                        matches!(b.answer, Some(Answer::Fresh(_)))
-                            && from <= b.start
-                            && b.start <= to
-                    })
+                let claimed = s.begin.as_ref().is_some_and(|b| {
+                    matches!(b.answer, Some(Answer::Fresh(_))) && from <= b.start && b.start <= to
+                });
+                let marked = s
+                    .complete
+                    .is_some_and(|(at, marked)| marked == Some(true) && from <= at && at <= to);
+                s.event != event && (claimed || marked)
             })
     };
     let end_of = |run: &Run| run.end.unwrap_or_else(Instant::now);
@@ -1324,7 +1326,10 @@ fn judge(
                         || s.failed_calls > 0
                         || cut_between(s.receiver, begin.start, end_of(run))
                         || lost_between(begin.start, end_of(run));
-                    if run.effect.is_none() && !disturbed {
+                    // Processed by another run meanwhile (a late `complete` of an earlier run
+                    // marked it done, say) is processed.
+                    let processed = effects.iter().any(|(at, ..)| *at <= end_of(run));
+                    if !processed && !disturbed {
                         verdict.check(Invariant::Processed, false, || {
                             format!(
                                 "serve {i}: evt_{event} was claimed by an undisturbed run ({}) that did not do its effect{}",
