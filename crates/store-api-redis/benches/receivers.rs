@@ -14,7 +14,8 @@
 //!
 //! A second run does the same on a private Redis Cluster (3 primaries, 3 replicas, node timeout 1 s),
 //! and also kills (SIGKILL) the primary of one slot half way through: its replica takes over within
-//! seconds. There the lease is 5 s and the retries start at 500 ms: the lease must outlast a failover
+//! seconds, and the killed node is started again and rejoins as the promoted primary's replica (the
+//! dedupe waits for a replica's acknowledgement and fails closed without one). There the lease is 5 s and the retries start at 500 ms: the lease must outlast a failover
 //! (a `complete` that could not land meanwhile keeps trying within it), and the service's retries must
 //! outlast the lease of a killed receiver's claims.
 //!
@@ -287,7 +288,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
                 "primary {killed} killed after {} events",
                 created.load(Ordering::SeqCst)
             );
-            Some((key, Instant::now()))
+            Some((key, killed, Instant::now()))
         }
         Backend::Server(_) => None,
     };
@@ -296,7 +297,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
     wait_listening(addrs[1]).await?;
     eprintln!("receiver 1 started again");
     let mut outage = None;
-    if let (Backend::Cluster(cluster), Some((key, killed_at))) = (&backend, failover) {
+    if let (Backend::Cluster(cluster), Some((key, killed, killed_at))) = (&mut backend, failover) {
         // Polls the nodes; the emulator and the proxy run on in this runtime meanwhile.
         let promoted = tokio::task::block_in_place(|| {
             cluster.wait_for_failover(&key, Duration::from_secs(30))
@@ -304,6 +305,14 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
         outage = Some(killed_at.elapsed());
         eprintln!(
             "node {promoted} took over after {:.2} s",
+            killed_at.elapsed().as_secs_f64()
+        );
+        // The promoted primary has no replica, and the dedupe confirms nothing there until it has
+        // one (fail closed: its events are answered 503 meanwhile). The killed node comes back as its
+        // replica, as an operator or an orchestrator would bring it back.
+        tokio::task::block_in_place(|| cluster.rejoin(killed, Duration::from_secs(30)))?;
+        eprintln!(
+            "node {killed} replicates node {promoted} after {:.2} s",
             killed_at.elapsed().as_secs_f64()
         );
     }

@@ -429,39 +429,74 @@ impl Connection {
         })
     }
 
-    /// `WAIT replicas within` on every primary this connection writes to: waits until that many
-    /// replicas of each acknowledged this connection's writes, or `within` passed (at most half
-    /// the command timeout); answers the fewest that did on any primary.
+    /// Runs `write` (a command on `key` alone) and, when `replicas > 0`, `WAIT replicas within`
+    /// right behind it, as one pipeline on the connection to `key`'s primary; answers `write`'s
+    /// answer and how many replicas acknowledged it (0 when none were asked for).
     ///
     /// Replication is asynchronous: a write a primary acknowledged is lost if it dies before a
-    /// replica copied it and that replica is promoted. Once `WAIT` answered `n ≥ 1`, every write
-    /// this connection had been answered before it was sent is on a replica. (The connection is
-    /// multiplexed and not retried by the library: see [`Retries::ByTheCaller`].)
+    /// replica copied it and that replica is promoted. `WAIT` counts the replicas that hold every
+    /// write *its own connection* made, so it confirms `write` only on the connection that carried
+    /// it: one pipeline sends both on one connection, in order (a connection replaced in between,
+    /// after a reconnect or a failover, fails the pipeline rather than confirming nothing), and to
+    /// the one primary that holds `key` (never the fewest over every primary of a cluster, so a
+    /// primary without a replica does not decide for the others). `within` is at most half the
+    /// command timeout, so that a primary merely short of replicas answers (with how many) instead
+    /// of timing out like a dead one.
     #[cfg(feature = "dedupe")]
-    pub async fn wait_for_replicas(
+    pub async fn write_then_wait<T: redis::FromRedisValue>(
         &self,
+        key: &str,
+        write: &Cmd,
         replicas: u32,
         within: Duration,
-    ) -> Result<u32, RedisError> {
-        // Well within the connection's own response timeout, so that a primary merely short of
-        // replicas answers (with how many) instead of timing out like a dead one: right after a
-        // failover the answer of a promoted primary took over 75 ms beyond its WAIT's own bound.
-        let within = within.min(self.timeout / 2);
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(replicas)
-            .arg(u64::try_from(within.as_millis()).unwrap_or(u64::MAX).max(1));
-        // On a cluster the library sends it to every primary and answers the minimum.
-        self.query(&wait).await
-    }
-
-    /// Runs `command` with a bound on the whole exchange.
-    #[cfg(feature = "dedupe")]
-    pub async fn query<T: redis::FromRedisValue>(&self, command: &Cmd) -> Result<T, RedisError> {
-        let mut link = self.link().await?;
-        match tokio::time::timeout(self.timeout, command.query_async(&mut link)).await {
-            Ok(result) => Ok(result?),
-            Err(_) => Err(RedisError::Timeout(self.timeout)),
+    ) -> Result<(T, u32), RedisError> {
+        #[cfg(not(feature = "cluster"))]
+        let _ = key; // one server holds every key
+        let mut pipeline = redis::pipe();
+        pipeline.add_command(write.clone());
+        if replicas > 0 {
+            let within = within.min(self.timeout / 2);
+            pipeline
+                .cmd("WAIT")
+                .arg(replicas)
+                .arg(u64::try_from(within.as_millis()).unwrap_or(u64::MAX).max(1));
         }
+        let count = pipeline.len();
+        let mut link = self.link().await?;
+        let exchange = async {
+            match &mut link {
+                Link::Single(manager) => manager.req_packed_commands(&pipeline, 0, count).await,
+                #[cfg(feature = "cluster")]
+                Link::Cluster(cluster) => {
+                    use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
+                    let primary = Route::with_key(key, SlotAddr::Master);
+                    cluster
+                        .route_pipeline(
+                            pipeline.clone(),
+                            0,
+                            count,
+                            SingleNodeRoutingInfo::SpecificNode(primary),
+                        )
+                        .await
+                }
+            }
+        };
+        let answers = match tokio::time::timeout(self.timeout, exchange).await {
+            Ok(answers) => answers?,
+            Err(_) => return Err(RedisError::Timeout(self.timeout)),
+        };
+        let mut answers = answers.into_iter();
+        let written = answers
+            .next()
+            .ok_or_else(|| RedisError::Unexpected("no answer to a write".into()))?;
+        let written = redis::from_redis_value(written)
+            .map_err(|error| RedisError::Unexpected(error.to_string()))?;
+        let acknowledged = match answers.next() {
+            Some(acknowledged) => redis::from_redis_value(acknowledged)
+                .map_err(|error| RedisError::Unexpected(error.to_string()))?,
+            None => 0,
+        };
+        Ok((written, acknowledged))
     }
 
     /// Runs `script` with a bound on the whole exchange (EVALSHA, loading the script on NOSCRIPT: a

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use redis::Script;
@@ -21,27 +22,29 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 /// at the latest, within 14 days; one more day covers clock and queue slack.
 pub const DEFAULT_DONE_TTL: Duration = Duration::from_secs(15 * 24 * 3600);
 
-/// How long `complete` waits between attempts while Redis cannot answer (a cluster failing over).
+/// How long `complete` waits between attempts while Redis cannot answer or replicate (a cluster
+/// failing over).
 const COMPLETE_RETRY: Duration = Duration::from_millis(100);
 
 /// How long a claim waits between attempts while slots move (a redirection, a refused connection).
 const CLAIM_RETRY: Duration = Duration::from_millis(20);
 
-/// How long a claim or a done marker waits for its replicas' acknowledgement (`WAIT`): 250 ms. On a
-/// healthy primary they answer within a millisecond; a primary that has no replica left (its own
-/// was just promoted away from it, or is down) answers after this long.
+/// How long a claim, a renewal or a done marker waits for its replicas' acknowledgement (`WAIT`):
+/// 250 ms. On a healthy primary they answer within a millisecond; a primary that has no replica
+/// left (its own was just promoted away from it, or is down) answers after this long, short.
 pub const DEFAULT_REPLICA_ACK_TIMEOUT: Duration = Duration::from_millis(250);
 
-/// After replicas did not acknowledge in time, how long writes go on without waiting for them (the
-/// connection to a primary carries every caller's commands, and `WAIT` holds it for its timeout).
-const UNREPLICATED_BACKOFF: Duration = Duration::from_secs(5);
+/// At most one `warn` about unacknowledged writes this often (a primary without a replica refuses
+/// every claim until one is back).
+const WARN_EVERY: Duration = Duration::from_secs(5);
 
 /// The value of a done marker. Claims hold `claim:<owner token>`, which can never equal it.
 const DONE: &str = "done";
 
 /// Claims the event with `SET NX PX` (owner token, lease); if it is taken, says by whom.
 /// 0 = fresh: claimed now, or already claimed by this very token (the claim was sent again after its
-/// reply was lost: the lease starts again); 1 = done; 2 = claimed by someone else.
+/// reply was lost: the lease starts again, a write the `WAIT` behind it confirms); 1 = done; 2 =
+/// claimed by someone else.
 const BEGIN: &str = r"
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
@@ -68,14 +71,13 @@ return 0
 
 /// Replaces the claim with the done marker if this owner still holds it, or nobody does (it expired
 /// and no one claimed the event again). 1 = done (now or before), 0 = another claim holds it: nothing
-/// written.
+/// written. A marker found already there is written again (its TTL starts again): a `complete` sent
+/// again after a lost reply, maybe on a new connection, must write for the `WAIT` behind it to
+/// confirm that a replica holds the marker.
 const COMPLETE: &str = r"
 local held = redis.call('GET', KEYS[1])
-if held == ARGV[1] or held == false then
+if held == ARGV[1] or held == false or held == ARGV[2] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
-end
-if held == ARGV[2] then
   return 1
 end
 return 0
@@ -96,10 +98,12 @@ return 0
 /// Fails closed: when Redis cannot answer, [`Dedupe::begin`] returns a [`DedupeError`], so
 /// [`process_once`](store_api_webhooks::dedupe::process_once) does not run the handler and the receiver
 /// answers 5xx; the service delivers again later. A claim is taken with an owner token unique to this
-/// claim and a lease; [`Dedupe::abandon`] deletes it only while this owner holds it;
-/// [`Dedupe::complete`] replaces it with a done marker kept [`DEFAULT_DONE_TTL`]. Once the handler has
-/// run, `complete` keeps trying for up to the lease while Redis cannot answer (a cluster electing a
-/// new primary takes seconds): the claim holds other deliveries off meanwhile, so the event is still
+/// claim and a lease, which [`Dedupe::renew`] extends while this owner holds it; a claim sent again
+/// after its reply was lost finds its own token and is fresh. [`Dedupe::abandon`] deletes it only
+/// while this owner holds it; [`Dedupe::complete`] replaces it with a done marker kept
+/// [`DEFAULT_DONE_TTL`], only while this owner (or nobody) holds it. Once the handler has run,
+/// `complete` keeps trying for up to the lease while Redis cannot answer (a cluster electing a new
+/// primary takes seconds): the claim holds other deliveries off meanwhile, so the event is still
 /// processed once.
 ///
 /// Keys are `{prefix}:{store id}:{event id}`: two stores on one Redis never share a key (the store id
@@ -113,23 +117,26 @@ return 0
 /// - Restarted: the markers survive only if Redis persists them (`appendonly yes`, and
 ///   `appendfsync always` to lose nothing); otherwise a delivery retried after the restart is
 ///   processed again.
-/// - A primary killed and its replica promoted: replication is asynchronous, so each claim and each
-///   done marker waits until a replica acknowledged it (`WAIT`, see
-///   [`RedisDedupeBuilder::replica_acks`]; on by default on a Redis Cluster) before the handler runs
-///   or `complete` returns. A claim whose primary dies before that is answered as an error (the
-///   handler does not run, the receiver answers 5xx, the service delivers again); so everything a
-///   handler relied on is on the replica that takes over, and every event is still processed once.
-///   When the primary has no replica answering within [`DEFAULT_REPLICA_ACK_TIMEOUT`] (its replica
-///   is down, or it is the replica just promoted and nothing replaced it), writes go on unreplicated
-///   for a few seconds at a time (logged at `warn` once, `info` when replicas answer again): a second
-///   failover in that window is like a restart without persistence. With `replica_acks(0)` (the
+/// - A primary killed and its replica promoted: replication is asynchronous, so each claim, each
+///   renewal and each done marker counts only once replicas acknowledged it (`WAIT`, see
+///   [`RedisDedupeBuilder::replica_acks`]; on by default on a Redis Cluster). The `WAIT` travels
+///   right behind the write, in one pipeline on the connection to the key's own primary: it never
+///   confirms a write another connection carried (one opened after a reconnect or a failover), and
+///   one primary short of replicas decides nothing for the others. Fewer acknowledgements than asked
+///   for, none included, is not a confirmation: the claim is an error (the handler does not run, the
+///   receiver answers 503, the service delivers again; the claim is released), a renewal does not
+///   extend the run's [`Lease`](store_api_webhooks::dedupe::Lease), and `complete` tries again for up
+///   to the lease, then fails. So everything a handler relied on is on the replica that takes over.
+///   The price: while a primary has no replica answering (the one just promoted, until a replica
+///   rejoins it), events whose keys it holds wait (logged at `warn`); run two replicas per primary,
+///   or bring the failed node back as a replica, to keep them flowing. With `replica_acks(0)` (the
 ///   default on one server), a claim or a done marker written in the last moments before a crash
 ///   can be lost: a lost done marker lets a later delivery of that event run again; a lost claim
 ///   lets another delivery run while the first still does.
 /// - A slot moving between primaries (resharding): each key moves atomically (`MIGRATE`), so all
-///   guarantees hold. The dedupe's connection does not let the redis library resend commands (a
-///   `WAIT` resent on another connection would confirm nothing): a claim on a key of a slot in
-///   mid-migration is refused (5xx, retried by the service) until that slot's migration ends.
+///   guarantees hold. The dedupe's connection does not let the redis library resend commands (it
+///   retries whole pipelines itself): a claim on a key of a slot in mid-migration is refused (5xx,
+///   retried by the service) until that slot's migration ends.
 ///
 /// ```no_run
 /// use store_api_webhooks::dedupe::{Processed, process_once};
@@ -146,23 +153,12 @@ pub struct RedisDedupe {
     prefix: String,
     lease: Duration,
     done_ttl: Duration,
-    begin: Script,
-    renew: Script,
-    complete: Script,
     abandon: Script,
     /// Replicas that must acknowledge a write; `None`: one on a cluster, none on one server.
     replica_acks: Option<u32>,
     replica_ack_timeout: Duration,
-    /// The last `WAIT` answered; held while one is in flight.
-    last_round: tokio::sync::Mutex<Option<Round>>,
-}
-
-/// A `WAIT` that was answered: when it was sent and answered, and how many replicas acknowledged.
-#[derive(Debug, Clone, Copy)]
-struct Round {
-    sent: Instant,
-    answered: Instant,
-    acknowledged: u32,
+    /// When writes short of acknowledgements were last logged at `warn`.
+    warned: Mutex<Option<Instant>>,
 }
 
 impl fmt::Debug for RedisDedupe {
@@ -192,9 +188,9 @@ pub struct RedisDedupeBuilder {
 }
 
 impl RedisDedupeBuilder {
-    /// How long an unfinished claim blocks other deliveries (default [`DEFAULT_LEASE`]), and how long
-    /// `complete` keeps trying while Redis cannot answer. Longer than your handler takes, and than a
-    /// failover of your Redis takes.
+    /// How long a claim lasts without renewal (default [`DEFAULT_LEASE`]): how long the event of a
+    /// receiver that died mid-handler waits, and how long `complete` keeps trying while Redis cannot
+    /// answer. Longer than a failover of your Redis takes; `process_once` renews every third of it.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease.max(Duration::from_millis(1));
         self
@@ -206,10 +202,11 @@ impl RedisDedupeBuilder {
         self
     }
 
-    /// How many replicas must hold a claim before the handler runs, and a done marker before
-    /// `complete` returns (Redis's `WAIT`), so that a failover to a replica loses neither. Default: 1
-    /// on a Redis Cluster, 0 on one server; set 1 for one server with replicas and automatic failover
-    /// (Sentinel, a managed primary with a standby), 0 for a cluster without replicas.
+    /// How many replicas of the key's primary must hold a claim before the handler runs, a renewal
+    /// before it counts, and a done marker before `complete` returns (Redis's `WAIT`), so that a
+    /// failover to a replica loses none. Default: 1 on a Redis Cluster, 0 on one server; set 1 for
+    /// one server with replicas and automatic failover (Sentinel, a managed primary with a standby),
+    /// 0 for a cluster without replicas. Fewer acknowledgements than this is a failure (fail closed).
     pub fn replica_acks(mut self, replicas: u32) -> Self {
         self.replica_acks = Some(replicas);
         self
@@ -241,13 +238,10 @@ impl RedisDedupeBuilder {
             prefix: format!("{}:{}:", self.prefix, keys::part(&self.store_id)),
             lease: self.lease,
             done_ttl: self.done_ttl,
-            begin: Script::new(BEGIN),
-            renew: Script::new(RENEW),
-            complete: Script::new(COMPLETE),
             abandon: Script::new(ABANDON),
             replica_acks: self.replica_acks,
             replica_ack_timeout: self.replica_ack_timeout,
-            last_round: tokio::sync::Mutex::new(None),
+            warned: Mutex::new(None),
         })
     }
 }
@@ -276,43 +270,95 @@ impl RedisDedupe {
         format!("{}{event_id}", self.prefix)
     }
 
+    /// How many replicas must acknowledge a write.
+    async fn wanted(&self) -> Result<u32, RedisError> {
+        Ok(match self.replica_acks {
+            Some(wanted) => wanted,
+            None => u32::from(self.connection.is_cluster().await?),
+        })
+    }
+
+    /// Runs `script` on `event_id`'s key with `args`, the `WAIT` for its replicas right behind it on the
+    /// same connection ([`Connection::write_then_wait`]); answers the script's answer and whether
+    /// enough replicas acknowledged it. `EVAL` rather than `EVALSHA`: a pipeline cannot load a script
+    /// a restarted server or a promoted replica lacks, and Redis caches an `EVAL`ed script anyway.
+    async fn run(
+        &self,
+        script: &str,
+        event_id: &str,
+        args: &[&str],
+    ) -> Result<(i64, Acknowledged), RedisError> {
+        let wanted = self.wanted().await?;
+        let key = self.key(event_id);
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(script).arg(1).arg(&key);
+        for arg in args {
+            eval.arg(*arg);
+        }
+        let (answer, acknowledged): (i64, u32) = self
+            .connection
+            .write_then_wait(&key, &eval, wanted, self.replica_ack_timeout)
+            .await?;
+        let acknowledged = Acknowledged {
+            acknowledged,
+            wanted,
+        };
+        if !acknowledged.confirmed() {
+            self.warn_unreplicated(acknowledged);
+        }
+        Ok((answer, acknowledged))
+    }
+
+    fn warn_unreplicated(&self, acknowledged: Acknowledged) {
+        let mut warned = self
+            .warned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if warned.is_some_and(|at| at.elapsed() < WARN_EVERY) {
+            return;
+        }
+        *warned = Some(Instant::now());
+        tracing::warn!(
+            prefix = %self.prefix,
+            acknowledged = acknowledged.acknowledged,
+            wanted = acknowledged.wanted,
+            timeout = ?self.replica_ack_timeout,
+            "webhook dedupe: a primary's replicas did not acknowledge a write in time; its claims are refused (503) and its done markers retried until they do (set replica_acks(0) if this Redis has no replicas)"
+        );
+    }
+
     async fn begin_claim(&self, event_id: &str) -> Result<Claim, RedisError> {
         // The low half of a UUID v7 is random: two claims of one event never share a token.
         let token = ClaimToken::new(uuid::Uuid::now_v7().as_u64_pair().1);
-        let mut claim = self.begin.key(self.key(event_id));
-        claim
-            .arg(claim_value(token))
-            .arg(millis(self.lease))
-            .arg(DONE);
+        let claim = claim_value(token);
+        let lease = millis(self.lease).to_string();
+        let args = [claim.as_str(), lease.as_str(), DONE];
         // The connection does not retry (see `Retries::ByTheCaller`); a redirection or a refused
         // connection while slots move is retried here, within the command timeout, with the same
         // token: a second run of the script finds this token's claim and answers 0, fresh (issue 29).
-        let answer: i64 = retrying(
+        let (answer, acknowledged) = retrying(
             "claiming a webhook event",
             event_id,
             self.connection.timeout,
             CLAIM_RETRY,
-            || self.connection.invoke(&claim),
+            || self.run(BEGIN, event_id, &args),
         )
         .await?;
-        let written = Instant::now();
         match answer {
+            0 if acknowledged.confirmed() => Ok(Claim::Fresh(token)),
             0 => {
-                if let Err(error) = self.replicate(written).await {
-                    // The claim may not survive a failover: the handler must not run on it. Free it
-                    // once Redis answers again (a replica promoted), so the next delivery need not
-                    // wait out the lease; past the lease it is gone anyway.
-                    let _ = retrying(
-                        "releasing an unreplicated claim",
-                        event_id,
-                        self.lease,
-                        COMPLETE_RETRY,
-                        || self.release(event_id, token),
-                    )
-                    .await;
-                    return Err(error);
-                }
-                Ok(Claim::Fresh(token))
+                // The claim may not survive a failover: the handler must not run on it. Free it
+                // once Redis answers again (a replica promoted), so the next delivery need not
+                // wait out the lease; past the lease it is gone anyway.
+                let _ = retrying(
+                    "releasing an unreplicated claim",
+                    event_id,
+                    self.lease,
+                    COMPLETE_RETRY,
+                    || self.release(event_id, token),
+                )
+                .await;
+                Err(acknowledged.error())
             }
             1 => Ok(Claim::Duplicate),
             2 => Ok(Claim::InProgress),
@@ -320,102 +366,42 @@ impl RedisDedupe {
         }
     }
 
+    /// Extends the claim `token` by the lease if it still holds the event. An extension replicas did
+    /// not acknowledge is an error: the run's lease keeps counting from the last confirmed one.
+    async fn extend(&self, event_id: &str, token: ClaimToken) -> Result<bool, RedisError> {
+        let claim = claim_value(token);
+        let lease = millis(self.lease).to_string();
+        let (renewed, acknowledged) = self.run(RENEW, event_id, &[&claim, &lease]).await?;
+        match renewed {
+            1 if acknowledged.confirmed() => Ok(true),
+            1 => Err(acknowledged.error()),
+            0 => Ok(false),
+            other => Err(RedisError::Unexpected(other.to_string())),
+        }
+    }
+
     /// Replaces the claim `token` with the done marker (fenced: see [`COMPLETE`]), trying again while
-    /// Redis cannot answer, for up to the lease: the handler has run, and answering 5xx now would
-    /// have the service deliver the event again once the claim expires.
+    /// Redis cannot answer or replicate it, for up to the lease: the handler has run, and answering
+    /// 5xx now would have the service deliver the event again once the claim expires.
     async fn mark_done(&self, event_id: &str, token: ClaimToken) -> Result<bool, RedisError> {
-        let mut complete = self.complete.key(self.key(event_id));
-        complete
-            .arg(claim_value(token))
-            .arg(DONE)
-            .arg(millis(self.done_ttl));
+        let claim = claim_value(token);
+        let ttl = millis(self.done_ttl).to_string();
+        let args = [claim.as_str(), DONE, ttl.as_str()];
         retrying(
             "marking a webhook event done",
             event_id,
             self.lease,
             COMPLETE_RETRY,
             || async {
-                let marked: i64 = self.connection.invoke(&complete).await?;
-                self.replicate(Instant::now()).await?;
-                Ok(marked == 1)
+                match self.run(COMPLETE, event_id, &args).await? {
+                    (1, acknowledged) if acknowledged.confirmed() => Ok(true),
+                    (1, acknowledged) => Err(acknowledged.error()),
+                    (0, _) => Ok(false),
+                    (other, _) => Err(RedisError::Unexpected(other.to_string())),
+                }
             },
         )
         .await
-    }
-
-    /// Extends the claim `token` by the lease if it still holds the event; the extension counts once
-    /// replicas acknowledged it, like the claim.
-    async fn extend(&self, event_id: &str, token: ClaimToken) -> Result<bool, RedisError> {
-        let renewed: i64 = self
-            .connection
-            .invoke(
-                self.renew
-                    .key(self.key(event_id))
-                    .arg(claim_value(token))
-                    .arg(millis(self.lease)),
-            )
-            .await?;
-        if renewed != 1 {
-            return Ok(false);
-        }
-        self.replicate(Instant::now()).await?;
-        Ok(true)
-    }
-
-    /// Waits until the replicas asked for hold every write of this connection answered by `written`.
-    ///
-    /// One `WAIT` at a time, and a caller whose write was answered before the last one was sent
-    /// takes its answer: `WAIT` holds the connection every caller shares, so many concurrent callers
-    /// share a few rounds instead of queueing one each. An error means Redis failed meanwhile (a
-    /// primary may have died with the write). Replicas that do not answer in time are logged and the
-    /// write counts anyway, for a while: a primary without a replica would otherwise hold every
-    /// caller up (see the type's docs).
-    async fn replicate(&self, written: Instant) -> Result<(), RedisError> {
-        let wanted = match self.replica_acks {
-            Some(wanted) => wanted,
-            None => u32::from(self.connection.is_cluster().await?),
-        };
-        if wanted == 0 {
-            return Ok(());
-        }
-        let mut last = self.last_round.lock().await;
-        let previous = *last;
-        if let Some(round) = previous {
-            // A `WAIT` sent after this write was answered covers it; after one that fell short,
-            // writes go on unconfirmed for a while.
-            let unreplicated = round.acknowledged < wanted;
-            if round.sent > written
-                || (unreplicated && round.answered.elapsed() < UNREPLICATED_BACKOFF)
-            {
-                return Ok(());
-            }
-        }
-        let sent = Instant::now();
-        let acknowledged = self
-            .connection
-            .wait_for_replicas(wanted, self.replica_ack_timeout)
-            .await?;
-        *last = Some(Round {
-            sent,
-            answered: Instant::now(),
-            acknowledged,
-        });
-        drop(last);
-        let was_short = previous.is_some_and(|round| round.acknowledged < wanted);
-        match (acknowledged >= wanted, was_short) {
-            (true, true) => {
-                tracing::info!(prefix = %self.prefix, "webhook dedupe: replicas acknowledge writes again");
-            }
-            (false, false) => tracing::warn!(
-                prefix = %self.prefix,
-                acknowledged,
-                wanted,
-                timeout = ?self.replica_ack_timeout,
-                "webhook dedupe: replicas did not acknowledge a write in time; writing without waiting for them for a while (a failover meanwhile may lose a claim); set replica_acks(0) if this Redis has no replicas"
-            ),
-            _ => {}
-        }
-        Ok(())
     }
 
     async fn release(&self, event_id: &str, token: ClaimToken) -> Result<(), RedisError> {
@@ -425,6 +411,27 @@ impl RedisDedupe {
             .invoke(self.abandon.key(self.key(event_id)).arg(claim_value(token)))
             .await?;
         Ok(())
+    }
+}
+
+/// How many replicas acknowledged a write, of how many wanted.
+#[derive(Debug, Clone, Copy)]
+struct Acknowledged {
+    acknowledged: u32,
+    wanted: u32,
+}
+
+impl Acknowledged {
+    /// Only as many as wanted confirm a write: fewer, none included, is not a confirmation.
+    fn confirmed(self) -> bool {
+        self.acknowledged >= self.wanted
+    }
+
+    fn error(self) -> RedisError {
+        RedisError::NotReplicated {
+            acknowledged: self.acknowledged,
+            wanted: self.wanted,
+        }
     }
 }
 

@@ -20,6 +20,15 @@ pub enum RedisError {
     /// Redis answered something this crate's scripts never return (another program uses the key?).
     #[error("unexpected answer from Redis: {0}")]
     Unexpected(String),
+    /// Fewer replicas than asked for acknowledged a write in time (`WAIT`): a failover could lose it,
+    /// so it does not count (the primary has no replica answering, or its replica lags).
+    #[error("{acknowledged} of {wanted} replicas acknowledged the write in time")]
+    NotReplicated {
+        /// How many replicas acknowledged it.
+        acknowledged: u32,
+        /// How many were asked for.
+        wanted: u32,
+    },
 }
 
 impl RedisError {
@@ -28,7 +37,7 @@ impl RedisError {
     #[cfg(feature = "dedupe")]
     pub(crate) fn is_transient(&self) -> bool {
         match self {
-            RedisError::Timeout(_) => true,
+            RedisError::Timeout(_) | RedisError::NotReplicated { .. } => true,
             RedisError::Redis(error) => {
                 !matches!(error.retry_method(), redis::RetryMethod::NoRetry)
             }

@@ -8,11 +8,17 @@
 //! of one second so that a failover takes seconds. When `redis-server` is not installed they return
 //! `Ok(None)` after a loud message, so a developer without Redis still runs the rest of the suite;
 //! with `STORE_API_REQUIRE_REDIS=1` (set by `.ci/run`) that is an error instead, so CI never skips.
+//!
+//! [`RedisServer::start_tcp`] and [`RedisServer::start_replica_of`] make a primary with a replica;
+//! [`LossyProxy`] sits between a client and a server and loses a reply on demand (the write done, its
+//! answer never back), what a network drop does to a command in flight.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The variable under which a missing `redis-server` fails instead of skipping.
@@ -32,6 +38,10 @@ pub struct RedisServer {
     child: Option<Child>,
     persistent: bool,
     tls: Option<Tls>,
+    /// A TCP port on 127.0.0.1 besides the socket (what a replica needs to reach its primary).
+    port: Option<u16>,
+    /// The TCP port of the primary this server replicates.
+    replica_of: Option<u16>,
 }
 
 /// The TLS side of a [`RedisServer`].
@@ -68,16 +78,57 @@ impl RedisServer {
         Self::start_with(false, Some(tls))
     }
 
+    /// Like [`start`](Self::start), also listening on a free TCP port of 127.0.0.1
+    /// ([`port`](Self::port)), so that [`start_replica_of`](Self::start_replica_of) can replicate it.
+    pub fn start_tcp() -> io::Result<Option<RedisServer>> {
+        if !available(&["redis-server"])? {
+            return Ok(None);
+        }
+        let mut server = Self::unstarted(false, None)?;
+        server.port = Some(free_ports(1)?[0]);
+        server.spawn()?;
+        Ok(Some(server))
+    }
+
+    /// A server replicating `primary` (started with [`start_tcp`](Self::start_tcp)), once it is in
+    /// sync with it (`master_link_status:up`).
+    pub fn start_replica_of(primary: &RedisServer) -> io::Result<Option<RedisServer>> {
+        let Some(primary_port) = primary.port else {
+            return Err(io::Error::other(
+                "a replica needs a primary started with RedisServer::start_tcp",
+            ));
+        };
+        if !available(&["redis-server"])? {
+            return Ok(None);
+        }
+        let mut replica = Self::unstarted(false, None)?;
+        replica.port = Some(free_ports(1)?[0]);
+        replica.replica_of = Some(primary_port);
+        replica.spawn()?;
+        let port = replica.port.unwrap_or_default();
+        let synced = wait_until(READY_WITHIN, || {
+            info(port, "replication").is_some_and(|text| text.contains("master_link_status:up"))
+        });
+        if !synced {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the replica did not sync with its primary in time",
+            ));
+        }
+        Ok(Some(replica))
+    }
+
+    /// The TCP port of a server started with [`start_tcp`](Self::start_tcp) or
+    /// [`start_replica_of`](Self::start_replica_of).
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
     fn start_with(persistent: bool, tls: Option<Tls>) -> io::Result<Option<RedisServer>> {
         if !available(&["redis-server"])? {
             return Ok(None);
         }
-        let mut server = RedisServer {
-            dir: tempfile::Builder::new().prefix("redis-test-").tempdir()?,
-            child: None,
-            persistent,
-            tls,
-        };
+        let mut server = Self::unstarted(persistent, tls)?;
         if let Some(tls) = &server.tls {
             let dir = server.dir.path();
             std::fs::write(dir.join("ca.pem"), &tls.certificates.ca_pem)?;
@@ -86,6 +137,17 @@ impl RedisServer {
         }
         server.spawn()?;
         Ok(Some(server))
+    }
+
+    fn unstarted(persistent: bool, tls: Option<Tls>) -> io::Result<RedisServer> {
+        Ok(RedisServer {
+            dir: tempfile::Builder::new().prefix("redis-test-").tempdir()?,
+            child: None,
+            persistent,
+            tls,
+            port: None,
+            replica_of: None,
+        })
     }
 
     /// The URL of the server (`redis+unix:///…/r.sock`).
@@ -129,8 +191,9 @@ impl RedisServer {
     fn spawn(&mut self) -> io::Result<()> {
         let dir: &Path = self.dir.path();
         let mut command = Command::new("redis-server");
+        let port = self.port.unwrap_or(0).to_string();
         command
-            .args(["--port", "0", "--save", "", "--daemonize", "no"])
+            .args(["--port", &port, "--save", "", "--daemonize", "no"])
             .arg("--unixsocket")
             .arg(self.socket())
             .arg("--dir")
@@ -140,9 +203,15 @@ impl RedisServer {
             } else {
                 ["--appendonly", "no", "--appendfsync", "everysec"]
             });
+        if self.tls.is_some() || self.port.is_some() {
+            command.args(["--bind", "127.0.0.1"]);
+        }
+        if let Some(primary) = self.replica_of {
+            command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
+        }
         if let Some(tls) = &self.tls {
             command
-                .args(["--bind", "127.0.0.1", "--tls-port", &tls.port.to_string()])
+                .args(["--tls-port", &tls.port.to_string()])
                 .arg("--tls-cert-file")
                 .arg(dir.join("server.pem"))
                 .arg("--tls-key-file")
@@ -238,6 +307,114 @@ impl TestCertificates {
             client_key_pem,
         })
     }
+}
+
+/// A TCP proxy on 127.0.0.1 in front of a server's port that can lose one reply: after
+/// [`lose_next_reply`](Self::lose_next_reply), the next bytes the server sends back are dropped and
+/// that connection is closed both ways, so the client sees its command fail although the server ran
+/// it (a lost reply). Other connections and later ones pass everything through.
+#[derive(Debug)]
+pub struct LossyProxy {
+    address: SocketAddr,
+    lose: Arc<AtomicBool>,
+    /// The accepted connections' sockets, shut down when the proxy is dropped.
+    open: Arc<Mutex<Vec<TcpStream>>>,
+    closed: Arc<AtomicBool>,
+}
+
+impl LossyProxy {
+    /// Listens on a free port of 127.0.0.1 and forwards each connection to `upstream_port`.
+    pub fn start(upstream_port: u16) -> io::Result<LossyProxy> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let address = listener.local_addr()?;
+        let proxy = LossyProxy {
+            address,
+            lose: Arc::default(),
+            open: Arc::default(),
+            closed: Arc::default(),
+        };
+        let (lose, open, closed) = (proxy.lose.clone(), proxy.open.clone(), proxy.closed.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if closed.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream_port)) else {
+                    continue;
+                };
+                let _ = forward(client, server, &lose, &open);
+            }
+        });
+        Ok(proxy)
+    }
+
+    /// `redis://127.0.0.1:PORT/`, the proxy's URL.
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.address)
+    }
+
+    /// The next reply the server sends (on any connection) is lost and its connection closed.
+    pub fn lose_next_reply(&self) {
+        self.lose.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the reply asked for by [`lose_next_reply`](Self::lose_next_reply) is still to be lost.
+    pub fn losing(&self) -> bool {
+        self.lose.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for LossyProxy {
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let open = std::mem::take(&mut *self.open.lock().unwrap_or_else(PoisonError::into_inner));
+        for stream in open {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        // Wakes the accept loop, which then ends.
+        let _ = TcpStream::connect(self.address);
+    }
+}
+
+/// Copies both ways between `client` and `server` on two threads; the server-to-client side loses
+/// one chunk, and closes both, when `lose` is set.
+fn forward(
+    client: TcpStream,
+    server: TcpStream,
+    lose: &Arc<AtomicBool>,
+    open: &Arc<Mutex<Vec<TcpStream>>>,
+) -> io::Result<()> {
+    {
+        let mut open = open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.push(client.try_clone()?);
+        open.push(server.try_clone()?);
+    }
+    let (mut from_client, mut to_server) = (client.try_clone()?, server.try_clone()?);
+    std::thread::spawn(move || {
+        let _ = io::copy(&mut from_client, &mut to_server);
+        let _ = to_server.shutdown(std::net::Shutdown::Write);
+    });
+    let (mut from_server, mut to_client) = (server, client);
+    let lose = lose.clone();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 16 * 1024];
+        loop {
+            let read = match from_server.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => read,
+            };
+            if lose.swap(false, Ordering::SeqCst) {
+                break;
+            }
+            if to_client.write_all(&buffer[..read]).is_err() {
+                break;
+            }
+        }
+        let _ = to_client.shutdown(std::net::Shutdown::Both);
+        let _ = from_server.shutdown(std::net::Shutdown::Both);
+    });
+    Ok(())
 }
 
 /// A private Redis Cluster: three primaries and three replicas on free loopback ports, each in its
@@ -432,6 +609,27 @@ impl RedisCluster {
     pub fn restart(&mut self, index: usize) -> io::Result<()> {
         self.kill(index);
         self.spawn(index)
+    }
+
+    /// Starts killed node `index` again and waits until it replicates the node that took over its
+    /// slots (`role:slave`, link up): the promoted primary has a replica again, as an operator (or
+    /// an orchestrator) brings a failed node back.
+    pub fn rejoin(&mut self, index: usize, within: Duration) -> io::Result<()> {
+        self.restart(index)?;
+        let port = self.nodes[index].port;
+        let replicating = wait_until(within, || {
+            info(port, "replication").is_some_and(|text| {
+                text.contains("role:slave") && text.contains("master_link_status:up")
+            })
+        });
+        if replicating {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("cluster node {index} did not rejoin as a replica in time"),
+            ))
+        }
     }
 
     fn spawn(&mut self, index: usize) -> io::Result<()> {

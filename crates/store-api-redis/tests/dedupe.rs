@@ -3,12 +3,14 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{persistent_redis, redis};
 use store_api_redis::RedisDedupe;
-use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, process_once};
+use store_api_redis::testing::{LossyProxy, RedisServer};
+use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, Lease, Processed, process_once};
 
 fn fresh(claim: Claim) -> ClaimToken {
     match claim {
@@ -19,6 +21,10 @@ fn fresh(claim: Claim) -> ClaimToken {
 
 fn dedupe(url: &str) -> RedisDedupe {
     RedisDedupe::builder(url, "store_test").build().unwrap()
+}
+
+fn dedupe_on(url: &str) -> RedisDedupe {
+    dedupe(url)
 }
 
 #[tokio::test]
@@ -190,4 +196,246 @@ async fn stores_do_not_share_event_keys() {
         .build()
         .unwrap();
     assert_ne!(tricky.key("1"), alpha.key("evt:1"));
+}
+
+// Issue 29, defect 4: when the reply to a claim is lost, the claim is sent again with the same token;
+// the second run found this very claim and answered "in progress", so the event stayed blocked for
+// the whole lease (the receiver answering 503 to every delivery meanwhile).
+#[tokio::test]
+async fn a_claim_resent_after_its_reply_was_lost_is_fresh() {
+    let Some(server) = RedisServer::start_tcp().unwrap() else {
+        return;
+    };
+    let proxy = LossyProxy::start(server.port().unwrap()).unwrap();
+    let dedupe = RedisDedupe::builder(proxy.url(), "store_test")
+        .build()
+        .unwrap();
+    // The connection is made, and the scripts known, before the reply is lost.
+    fresh(dedupe.begin("evt_warm").await.unwrap());
+    proxy.lose_next_reply();
+    let claim = dedupe.begin("evt_lost_reply").await.unwrap();
+    assert!(!proxy.losing(), "the claim's reply was lost");
+    let token = match claim {
+        Claim::Fresh(token) => token,
+        other => panic!("the resent claim found its own token and must be fresh, got {other:?}"),
+    };
+    let other = dedupe_on(&server.url());
+    assert_eq!(
+        other.begin("evt_lost_reply").await.unwrap(),
+        Claim::InProgress
+    );
+    assert!(dedupe.complete("evt_lost_reply", token).await.unwrap());
+    assert_eq!(
+        other.begin("evt_lost_reply").await.unwrap(),
+        Claim::Duplicate
+    );
+}
+
+// Issue 29, defect 5 on Redis: a renewal keeps the claim past its first lease; once it expired and
+// another delivery claimed the event, the first run can neither renew nor mark it done.
+#[tokio::test]
+async fn a_renewal_extends_the_claim_and_a_stale_complete_marks_nothing() {
+    let Some(server) = redis() else { return };
+    let lease = Duration::from_millis(300);
+    let with_lease = || {
+        RedisDedupe::builder(server.url(), "store_test")
+            .lease(lease)
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (with_lease(), with_lease());
+    let slow = fresh(a.begin("evt_renew").await.unwrap());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(a.renew("evt_renew", slow).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        b.begin("evt_renew").await.unwrap(),
+        Claim::InProgress,
+        "renewed past its first lease"
+    );
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    let newer = fresh(b.begin("evt_renew").await.unwrap());
+    assert!(
+        !a.renew("evt_renew", slow).await.unwrap(),
+        "not a's any more"
+    );
+    assert!(
+        !a.complete("evt_renew", slow).await.unwrap(),
+        "a stale complete reports that it marked nothing"
+    );
+    assert_eq!(
+        a.begin("evt_renew").await.unwrap(),
+        Claim::InProgress,
+        "b's claim still holds: the stale complete wrote nothing"
+    );
+    assert!(b.complete("evt_renew", newer).await.unwrap());
+    assert_eq!(a.begin("evt_renew").await.unwrap(), Claim::Duplicate);
+    // A complete whose claim expired while nobody took it over still marks the event done.
+    let late = fresh(a.begin("evt_late").await.unwrap());
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    assert!(a.complete("evt_late", late).await.unwrap());
+    assert_eq!(b.begin("evt_late").await.unwrap(), Claim::Duplicate);
+}
+
+// Issue 29, defect 5 through `process_once` on Redis: a handler three leases long is not run again by
+// the deliveries that arrive meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_slower_than_its_lease_runs_once_on_redis() {
+    let Some(server) = redis() else { return };
+    let lease = Duration::from_millis(300);
+    let receivers: Vec<Arc<RedisDedupe>> = (0..2)
+        .map(|_| {
+            Arc::new(
+                RedisDedupe::builder(server.url(), "store_test")
+                    .lease(lease)
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let deliver = |receiver: Arc<RedisDedupe>| {
+        let runs = runs.clone();
+        async move {
+            process_once(&*receiver, "evt_slow", |lease: Lease| async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(900)).await;
+                Ok::<_, std::io::Error>(lease.is_held())
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let first = tokio::spawn(deliver(receivers[0].clone()));
+    for _ in 0..8 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            deliver(receivers[1].clone()).await,
+            Processed::InProgress,
+            "a redelivery while the first run works"
+        );
+    }
+    assert_eq!(first.await.unwrap(), Processed::Done(true));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(deliver(receivers[1].clone()).await, Processed::Duplicate);
+}
+
+// Issue 29, defect 7: a `WAIT` answered with fewer replicas than asked for (0 here: the server has
+// none) counted as confirmation, and after one such answer every write went on unconfirmed for 5 s.
+// Fail closed instead: the claim is an error (the receiver answers 503) and is released; a renewal
+// does not count; a done marker is retried within the lease, then fails.
+#[tokio::test]
+async fn a_write_fewer_replicas_acknowledged_is_not_confirmed() {
+    let Some(server) = redis() else { return };
+    let strict = RedisDedupe::builder(server.url(), "store_test")
+        .replica_acks(1)
+        .replica_ack_timeout(Duration::from_millis(50))
+        .lease(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let plain = dedupe_on(&server.url());
+    for attempt in 0..2 {
+        let refused = strict.begin("evt_unreplicated").await;
+        let error = refused.expect_err("a claim no replica acknowledged was handed out");
+        assert!(
+            error.to_string().contains("0 of 1 replicas"),
+            "attempt {attempt}: {error}"
+        );
+    }
+    // The refused claim was released: another delivery need not wait out the lease.
+    let token = fresh(plain.begin("evt_unreplicated").await.unwrap());
+    assert!(strict.renew("evt_unreplicated", token).await.is_err());
+    assert!(strict.complete("evt_unreplicated", token).await.is_err());
+    // The done marker was written but not confirmed; what counts is that the handler's caller was
+    // told (5xx): the service delivers again.
+}
+
+/// With a replica that acknowledges, the same strict settings hand out claims and mark events done.
+#[tokio::test]
+async fn a_write_a_replica_acknowledged_is_confirmed() {
+    let Some(primary) = RedisServer::start_tcp().unwrap() else {
+        return;
+    };
+    let Some(_replica) = RedisServer::start_replica_of(&primary).unwrap() else {
+        return;
+    };
+    let strict = RedisDedupe::builder(primary.url(), "store_test")
+        .replica_acks(1)
+        .build()
+        .unwrap();
+    let token = fresh(strict.begin("evt_replicated").await.unwrap());
+    assert!(strict.renew("evt_replicated", token).await.unwrap());
+    assert!(strict.complete("evt_replicated", token).await.unwrap());
+    assert_eq!(
+        strict.begin("evt_replicated").await.unwrap(),
+        Claim::Duplicate
+    );
+}
+
+// Issue 29, defect 7: a `WAIT` on a connection opened after a failover has no earlier writes to
+// confirm. Here the failover is behind a stable address (a managed endpoint, Sentinel with a proxy):
+// claims are sent continuously while the primary without a replica is replaced by one whose replica
+// acknowledges. Every claim answered fresh must be on the new primary and its replica; none may have
+// been confirmed by a `WAIT` that never saw its write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_claim_is_confirmed_by_a_wait_on_another_connection_across_a_failover() {
+    let Some(mut primary) = RedisServer::start_tcp().unwrap() else {
+        return;
+    };
+    let strict = Arc::new(
+        RedisDedupe::builder(primary.url(), "store_test")
+            .replica_acks(1)
+            .replica_ack_timeout(Duration::from_millis(100))
+            .command_timeout(Duration::from_millis(400))
+            .lease(Duration::from_secs(30))
+            .build()
+            .unwrap(),
+    );
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let claimers: Vec<_> = (0..4)
+        .map(|worker| {
+            let (strict, stop) = (strict.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut granted = Vec::new();
+                let mut n = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let id = format!("evt_{worker}_{n}");
+                    n += 1;
+                    if let Ok(Claim::Fresh(_)) = strict.begin(&id).await {
+                        granted.push(id);
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                granted
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    // The failover: the old primary (no replica) dies with whatever it held; a new one, with a
+    // replica, answers on the same address.
+    primary.restart().unwrap();
+    let replica = RedisServer::start_replica_of(&primary).unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    stop.store(true, Ordering::SeqCst);
+    let mut granted = Vec::new();
+    for claimer in claimers {
+        granted.extend(claimer.await.unwrap());
+    }
+    assert!(
+        !granted.is_empty(),
+        "claims are granted once a replica acknowledges"
+    );
+    let client = redis::Client::open(replica.url()).unwrap();
+    let mut on_replica = client.get_multiplexed_async_connection().await.unwrap();
+    for id in &granted {
+        let held: Option<String> = redis::cmd("GET")
+            .arg(strict.key(id))
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+        assert!(
+            held.is_some_and(|value| value.starts_with("claim:")),
+            "{id} was answered fresh but its claim is not on the replica: a failover loses it"
+        );
+    }
 }
