@@ -10,8 +10,9 @@
 //! the Lua scripts of `store_api_redis::RedisDedupe`, line by line; the differential test
 //! (`tests/it/receivers.rs`) runs both on the same operations and compares every answer.
 //! [`SimRedis`] transcribes the client around them: a token per claim, the claim sent again after a
-//! dropped connection, `WAIT` on the connection that carried the write, `complete` retried within the
-//! lease.
+//! dropped connection, each script in one pipeline with the `WAIT` behind it (a write short of
+//! replicas is not confirmed: the claim fails closed, the renewal is an error, `complete` tries
+//! again), `complete` retried within the lease.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -30,6 +31,9 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
 pub const CLAIM_RETRY: Duration = Duration::from_millis(20);
 /// The pause between two sends of a done marker (`RedisDedupe`'s `COMPLETE_RETRY`).
 pub const COMPLETE_RETRY: Duration = Duration::from_millis(100);
+/// How long a `WAIT` short of replicas waits before it answers (`RedisDedupe`'s default replica
+/// acknowledgement timeout).
+pub const REPLICA_ACK_TIMEOUT: Duration = Duration::from_millis(250);
 /// The done marker's value.
 pub const DONE: &str = "done";
 
@@ -216,8 +220,8 @@ impl Server {
         }
     }
 
-    /// COMPLETE(key; claim, done, ttl): our claim or nothing → `SET done PX ttl`, 1; done → 1;
-    /// another claim → 0.
+    /// COMPLETE(key; claim, done, ttl): our claim, nothing or the done marker → `SET done PX ttl`
+    /// (a marker found is written again, for the `WAIT` behind it to confirm), 1; another claim → 0.
     pub fn complete(&mut self, now: Instant, key: &str, claim: &str, ttl: Duration) -> i64 {
         self.replicate(now, 0);
         match self.get(now, key) {
@@ -225,11 +229,10 @@ impl Server {
                 self.set(now, key, DONE, ttl);
                 1
             }
-            Some(value) if value == claim => {
+            Some(value) if value == claim || value == DONE => {
                 self.set(now, key, DONE, ttl);
                 1
             }
-            Some(value) if value == DONE => 1,
             Some(_) => 0,
         }
     }
@@ -364,8 +367,10 @@ pub enum SimError {
 }
 
 impl SimError {
+    /// `RedisError::is_transient`: a timeout, a dropped connection and a write short of replicas
+    /// are worth trying again.
     fn is_transient(self) -> bool {
-        !matches!(self, SimError::Unreplicated(_))
+        true
     }
 }
 
@@ -464,20 +469,25 @@ impl SimRedis {
         }
     }
 
-    /// `WAIT` on the connection that carried the write of epoch `written`: a connection opened since
-    /// cannot confirm it.
-    async fn replicate(&self, written: u64) -> Result<(), SimError> {
-        if self.replica_acks == 0 {
-            return Ok(());
+    /// One pipeline, the script and the `WAIT` for its replicas right behind it on the same
+    /// connection (`RedisDedupe::run`): the script's answer and how many replicas acknowledged it. A
+    /// `WAIT` short of replicas answers after its timeout.
+    async fn run(
+        &self,
+        script: impl FnOnce(&mut Server, Instant) -> i64,
+    ) -> Result<(i64, u32), SimError> {
+        let wanted = self.replica_acks;
+        let ((answer, acknowledged), _) = self
+            .exchange(|server, now| {
+                let answer = script(server, now);
+                let acknowledged = if wanted > 0 { server.wait(now) } else { 0 };
+                (answer, acknowledged)
+            })
+            .await?;
+        if acknowledged < wanted {
+            tokio::time::sleep(REPLICA_ACK_TIMEOUT).await;
         }
-        let (acknowledged, epoch) = self.exchange(|server, now| server.wait(now)).await?;
-        if epoch != written {
-            return Err(SimError::Dropped);
-        }
-        if acknowledged < self.replica_acks {
-            return Err(SimError::Unreplicated(acknowledged));
-        }
-        Ok(())
+        Ok((answer, acknowledged))
     }
 
     /// The Redis key of `event_id` (`RedisDedupe`'s for store `store_alpha` and the default prefix).
@@ -494,21 +504,19 @@ impl SimRedis {
         let key = Self::key(event_id);
         let claim = claim_value(token);
         let lease = self.lease;
-        let (answer, written) = retrying(COMMAND_TIMEOUT, CLAIM_RETRY, || {
-            self.exchange(|server, now| server.begin(now, &key, &claim, lease))
+        let (answer, acknowledged) = retrying(COMMAND_TIMEOUT, CLAIM_RETRY, || {
+            self.run(|server, now| server.begin(now, &key, &claim, lease))
         })
         .await?;
         match answer {
+            0 if acknowledged >= self.replica_acks => Ok(Claim::Fresh(token)),
             0 => {
-                if let Err(error) = self.replicate(written).await {
-                    // The claim may not survive a failover: free it (best effort, within the lease).
-                    let _ = retrying(self.lease, COMPLETE_RETRY, || {
-                        self.exchange(|server, now| server.abandon(now, &key, &claim))
-                    })
-                    .await;
-                    return Err(error);
-                }
-                Ok(Claim::Fresh(token))
+                // The claim may not survive a failover: free it (best effort, within the lease).
+                let _ = retrying(self.lease, COMPLETE_RETRY, || {
+                    self.exchange(|server, now| server.abandon(now, &key, &claim))
+                })
+                .await;
+                Err(SimError::Unreplicated(acknowledged))
             }
             1 => Ok(Claim::Duplicate),
             _ => Ok(Claim::InProgress),
@@ -519,13 +527,14 @@ impl SimRedis {
         let key = Self::key(event_id);
         let claim = claim_value(token);
         let lease = self.lease;
-        let (answer, written) = self
-            .exchange(|server, now| server.renew(now, &key, &claim, lease))
-            .await?;
-        if answer == 1 {
-            self.replicate(written).await?;
+        match self
+            .run(|server, now| server.renew(now, &key, &claim, lease))
+            .await?
+        {
+            (1, acknowledged) if acknowledged >= self.replica_acks => Ok(true),
+            (1, acknowledged) => Err(SimError::Unreplicated(acknowledged)),
+            _ => Ok(false),
         }
-        Ok(answer == 1)
     }
 
     async fn mark_done(&self, event_id: &str, token: ClaimToken) -> Result<bool, SimError> {
@@ -533,11 +542,14 @@ impl SimRedis {
         let claim = claim_value(token);
         let ttl = self.done_ttl;
         retrying(self.lease, COMPLETE_RETRY, || async {
-            let (answer, written) = self
-                .exchange(|server, now| server.complete(now, &key, &claim, ttl))
-                .await?;
-            self.replicate(written).await?;
-            Ok(answer == 1)
+            match self
+                .run(|server, now| server.complete(now, &key, &claim, ttl))
+                .await?
+            {
+                (1, acknowledged) if acknowledged >= self.replica_acks => Ok(true),
+                (1, acknowledged) => Err(SimError::Unreplicated(acknowledged)),
+                _ => Ok(false),
+            }
         })
         .await
     }
