@@ -1127,9 +1127,23 @@ fn judge(
     });
     // The store lost data in [from, to]: a restart (of Redis or of the process holding the memory
     // store) or a failover that lost a write.
+    // With replica acknowledgement, a failover loses only writes that were never confirmed: it
+    // explains nothing a run relied on (what `RedisDedupe` promises); without, it may lose anything.
+    let failover_explains = !matches!(
+        scenario.store(),
+        StoreKind::Redis {
+            replica_acks: 1..,
+            ..
+        }
+    );
     let lost_between = |from: Instant, to: Instant| {
         losses.iter().any(|(at, loss)| {
-            from <= *at && *at <= to && !matches!(loss, Loss::Failover { lost: false })
+            from <= *at
+                && *at <= to
+                && match loss {
+                    Loss::Restart => true,
+                    Loss::Failover { lost } => *lost && failover_explains,
+                }
         }) || history.restarts.iter().any(|at| from <= *at && *at <= to)
     };
     let cut_between = |receiver: usize, from: Instant, to: Instant| {
