@@ -42,7 +42,9 @@ use store_api::{Client, NewOrder, RateLimiter};
 use store_api_fixtures::Emulator;
 use store_api_redis::RedisDedupe;
 use store_api_redis::testing::{self, RedisCluster, RedisServer};
-use store_api_webhooks::dedupe::{process_once, response_status};
+use store_api_webhooks::dedupe::{
+    Claim, ClaimToken, Dedupe, DedupeFuture, process_once, response_status,
+};
 use store_api_webhooks::{SIGNATURE_HEADER, Verifier};
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -69,23 +71,83 @@ fn main() -> Result<(), BoxError> {
 #[derive(Clone)]
 struct Receiver {
     verifier: Arc<Verifier>,
-    dedupe: Arc<RedisDedupe>,
+    dedupe: Arc<Traced>,
     log: Arc<std::sync::Mutex<std::fs::File>>,
+}
+
+/// The receiver's `RedisDedupe`, writing every call and its answer to a trace file beside the log
+/// (`<log>.trace`: milliseconds since the Unix epoch, event, call, answer), which the conductor shows
+/// for the events that were processed twice or never.
+struct Traced {
+    inner: RedisDedupe,
+    trace: std::sync::Mutex<std::fs::File>,
+}
+
+impl Traced {
+    fn note(&self, event_id: &str, call: &str, answer: &dyn std::fmt::Debug) {
+        let at = unix_ms();
+        let mut trace = self.trace.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(trace, "{at} {event_id} {call} {answer:?}");
+    }
+}
+
+impl Dedupe for Traced {
+    fn lease(&self) -> Duration {
+        self.inner.lease()
+    }
+
+    fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim> {
+        Box::pin(async move {
+            let answer = self.inner.begin(event_id).await;
+            self.note(event_id, "begin", &answer);
+            answer
+        })
+    }
+
+    fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+        Box::pin(async move {
+            let answer = self.inner.renew(event_id, token).await;
+            self.note(event_id, "renew", &answer);
+            answer
+        })
+    }
+
+    fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+        Box::pin(async move {
+            let answer = self.inner.complete(event_id, token).await;
+            self.note(event_id, "complete", &answer);
+            answer
+        })
+    }
+
+    fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
+        Box::pin(async move {
+            let answer = self.inner.abandon(event_id, token).await;
+            self.note(event_id, "abandon", &answer);
+            answer
+        })
+    }
 }
 
 async fn receiver() -> Result<(), BoxError> {
     let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
     let state = Receiver {
         verifier: Arc::new(Verifier::new(var("RC_KEY")?)),
-        dedupe: Arc::new(
-            RedisDedupe::builder(
+        dedupe: Arc::new(Traced {
+            inner: RedisDedupe::builder(
                 testing::config_from_urls(&var("RC_REDIS")?),
                 var("RC_STORE")?,
             )
             .lease(Duration::from_millis(var("RC_LEASE_MS")?.parse()?))
             .key_prefix(var("RC_PREFIX")?)
             .build()?,
-        ),
+            trace: std::sync::Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(format!("{}.trace", var("RC_LOG")?))?,
+            ),
+        }),
         log: Arc::new(std::sync::Mutex::new(
             std::fs::OpenOptions::new()
                 .create(true)
@@ -120,7 +182,9 @@ async fn handle(State(state): State<Receiver>, headers: HeaderMap, body: Bytes) 
             return Err(std::io::Error::other("the claim was lost"));
         }
         let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-        writeln!(log, "{id}")
+        writeln!(log, "{id}")?;
+        dedupe.note(id, "effect", &lease);
+        Ok(())
     })
     .await;
     // 204 once processed; 503 while in progress or the store fails (fail closed: the service delivers
@@ -274,6 +338,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
     reach(events / 3).await;
     children[1].kill().await?;
     let receiver_killed_at = Instant::now();
+    let mut timeline = vec![("receiver 1 killed", unix_ms())];
     eprintln!(
         "receiver 1 killed after {} events",
         created.load(Ordering::SeqCst)
@@ -284,6 +349,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
             reach(events / 2).await;
             let key = format!("{prefix}:failover");
             let killed = cluster.kill_primary_of(&key)?;
+            timeline.push(("primary killed", unix_ms()));
             eprintln!(
                 "primary {killed} killed after {} events",
                 created.load(Ordering::SeqCst)
@@ -294,6 +360,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
     };
     tokio::time::sleep(Duration::from_secs(1).saturating_sub(receiver_killed_at.elapsed())).await;
     children[1] = spawn(1)?;
+    timeline.push(("receiver 1 started", unix_ms()));
     wait_listening(addrs[1]).await?;
     eprintln!("receiver 1 started again");
     let mut outage = None;
@@ -303,6 +370,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
             cluster.wait_for_failover(&key, Duration::from_secs(30))
         })?;
         outage = Some(killed_at.elapsed());
+        timeline.push(("replica promoted", unix_ms()));
         eprintln!(
             "node {promoted} took over after {:.2} s",
             killed_at.elapsed().as_secs_f64()
@@ -311,6 +379,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
         // one (fail closed: its events are answered 503 meanwhile). The killed node comes back as its
         // replica, as an operator or an orchestrator would bring it back.
         tokio::task::block_in_place(|| cluster.rejoin(killed, Duration::from_secs(30)))?;
+        timeline.push(("killed node replicates", unix_ms()));
         eprintln!(
             "node {killed} replicates node {promoted} after {:.2} s",
             killed_at.elapsed().as_secs_f64()
@@ -362,6 +431,34 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
         .count();
     let attempts = emulator.webhook_deliveries(&store.id)?.len();
     emulator.shutdown().await;
+    // What the receivers' dedupe answered for a few of the events processed twice or never.
+    let odd: Vec<&String> = processed
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(id, _)| id)
+        .take(3)
+        .chain(
+            emitted
+                .iter()
+                .filter(|id| !processed.contains_key(*id))
+                .take(3),
+        )
+        .collect();
+    if !odd.is_empty() {
+        for index in 0..RECEIVERS {
+            let path = format!("{}.trace", log_path(dir.path(), index).display());
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            for line in text.lines() {
+                if odd
+                    .iter()
+                    .any(|id| line.split(' ').nth(1) == Some(id.as_str()))
+                {
+                    eprintln!("trace receiver {index}: {line}");
+                }
+            }
+        }
+        eprintln!("failover timeline: {timeline:?}");
+    }
 
     let name = scenario.name;
     println!();
@@ -387,6 +484,13 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
     let passed = once == events && duplicates == 0 && lost == 0;
     println!("{name} targets: {}", if passed { "PASS" } else { "MISS" });
     Ok(())
+}
+
+/// Milliseconds since the Unix epoch, the clock of the receivers' traces.
+fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis())
 }
 
 fn log_path(dir: &Path, index: usize) -> PathBuf {

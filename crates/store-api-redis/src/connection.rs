@@ -325,6 +325,9 @@ pub(crate) struct Connection {
     link: OnceCell<Link>,
     retries: Retries,
     pub timeout: Duration,
+    /// Which primaries' replicas acknowledge writes (see [`write_then_wait`](Self::write_then_wait)).
+    #[cfg(feature = "dedupe")]
+    primaries: crate::primaries::Primaries,
 }
 
 impl fmt::Debug for Connection {
@@ -363,6 +366,8 @@ impl Connection {
             link: OnceCell::new(),
             retries,
             timeout,
+            #[cfg(feature = "dedupe")]
+            primaries: crate::primaries::Primaries::default(),
         })
     }
 
@@ -450,19 +455,42 @@ impl Connection {
         replicas: u32,
         within: Duration,
     ) -> Result<(T, u32), RedisError> {
-        #[cfg(not(feature = "cluster"))]
-        let _ = key; // one server holds every key
+        let mut link = self.link().await?;
+        let cluster = !matches!(link, Link::Single(_));
         let mut pipeline = redis::pipe();
         pipeline.add_command(write.clone());
-        if replicas > 0 {
+        let ticket = if replicas > 0 {
+            if cluster && self.primaries.should_ask() {
+                // Which primary serves which slots, so that a short one is known by all its keys.
+                let asked = redis::cmd("CLUSTER").arg("SLOTS").to_owned();
+                if let Ok(Ok(slots)) =
+                    tokio::time::timeout(self.timeout, asked.query_async(&mut link)).await
+                {
+                    self.primaries.learn(&crate::primaries::parse_slots(slots));
+                }
+            }
+            // A primary known to be short of replicas gets one write at a time: each `WAIT` there
+            // holds the connection for its whole timeout (see `primaries`).
+            let Some(ticket) = self.primaries.admit(key, cluster, self.timeout) else {
+                return Err(RedisError::NotReplicated {
+                    acknowledged: 0,
+                    wanted: replicas,
+                });
+            };
             let within = within.min(self.timeout / 2);
             pipeline
                 .cmd("WAIT")
                 .arg(replicas)
                 .arg(u64::try_from(within.as_millis()).unwrap_or(u64::MAX).max(1));
-        }
+            if cluster {
+                // Which node ran it, for that bookkeeping.
+                pipeline.cmd("CLUSTER").arg("MYID");
+            }
+            Some(ticket)
+        } else {
+            None
+        };
         let count = pipeline.len();
-        let mut link = self.link().await?;
         let exchange = async {
             match &mut link {
                 Link::Single(manager) => manager.req_packed_commands(&pipeline, 0, count).await,
@@ -482,20 +510,35 @@ impl Connection {
             }
         };
         let answers = match tokio::time::timeout(self.timeout, exchange).await {
-            Ok(answers) => answers?,
-            Err(_) => return Err(RedisError::Timeout(self.timeout)),
+            Ok(Ok(answers)) => answers,
+            failed => {
+                if let Some(ticket) = ticket {
+                    ticket.finish(None, false);
+                }
+                return Err(match failed {
+                    Ok(Err(error)) => error.into(),
+                    _ => RedisError::Timeout(self.timeout),
+                });
+            }
         };
         let mut answers = answers.into_iter();
+        let unexpected = |error: redis::ParsingError| RedisError::Unexpected(error.to_string());
         let written = answers
             .next()
             .ok_or_else(|| RedisError::Unexpected("no answer to a write".into()))?;
-        let written = redis::from_redis_value(written)
-            .map_err(|error| RedisError::Unexpected(error.to_string()))?;
-        let acknowledged = match answers.next() {
-            Some(acknowledged) => redis::from_redis_value(acknowledged)
-                .map_err(|error| RedisError::Unexpected(error.to_string()))?,
+        let written = redis::from_redis_value(written).map_err(unexpected)?;
+        let acknowledged: u32 = match answers.next() {
+            Some(acknowledged) => redis::from_redis_value(acknowledged).map_err(unexpected)?,
             None => 0,
         };
+        if let Some(ticket) = ticket {
+            let node: Option<String> = match answers.next() {
+                Some(id) => Some(redis::from_redis_value(id).map_err(unexpected)?),
+                // One server: one node.
+                None => Some(String::new()),
+            };
+            ticket.finish(node.as_deref(), acknowledged >= replicas);
+        }
         Ok((written, acknowledged))
     }
 

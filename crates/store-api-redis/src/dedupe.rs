@@ -116,7 +116,8 @@ return 0
 ///   receiver answers 5xx and the service delivers again; nothing is processed for want of Redis.
 /// - Restarted: the markers survive only if Redis persists them (`appendonly yes`, and
 ///   `appendfsync always` to lose nothing); otherwise a delivery retried after the restart is
-///   processed again.
+///   processed again, and a run in progress learns at its next renewal that its claim is gone (its
+///   [`Lease`](store_api_webhooks::dedupe::Lease) is lost).
 /// - A primary killed and its replica promoted: replication is asynchronous, so each claim, each
 ///   renewal and each done marker counts only once replicas acknowledged it (`WAIT`, see
 ///   [`RedisDedupeBuilder::replica_acks`]; on by default on a Redis Cluster). The `WAIT` travels
@@ -128,7 +129,8 @@ return 0
 ///   extend the run's [`Lease`](store_api_webhooks::dedupe::Lease), and `complete` tries again for up
 ///   to the lease, then fails. So everything a handler relied on is on the replica that takes over.
 ///   The price: while a primary has no replica answering (the one just promoted, until a replica
-///   rejoins it), events whose keys it holds wait (logged at `warn`); run two replicas per primary,
+///   rejoins it), events whose keys it holds wait (logged at `warn`; one write at a time probes it,
+///   the others are refused at once rather than each holding its connection for a `WAIT`); run two replicas per primary,
 ///   or bring the failed node back as a replica, to keep them flowing. With `replica_acks(0)` (the
 ///   default on one server), a claim or a done marker written in the last moments before a crash
 ///   can be lost: a lost done marker lets a later delivery of that event run again; a lost claim

@@ -14,9 +14,11 @@
 //!   outage) or keeps requests waiting ([`OnRedisError`]).
 //! - [`RedisDedupe`] (feature `dedupe`): one store's events, claimed with an owner token and a lease
 //!   (`SET NX PX`), done markers kept 15 days (the service keeps retrying for at most the 14 days of
-//!   its delivery log), abandon by the owner only (compare-and-delete). Any Redis failure before the
-//!   handler is an error, so the receiver answers 5xx and the service delivers again later: it never
-//!   processes twice for want of Redis. What holds while a cluster primary fails over is listed there.
+//!   its delivery log), abandon by the owner only (compare-and-delete), renewed while the handler runs
+//!   and marked done only by its owner (compare-and-set), acknowledged by a replica of its primary
+//!   before it counts on a cluster. Any Redis failure before the handler is an error, so the receiver
+//!   answers 5xx and the service delivers again later: it never processes twice for want of Redis. What
+//!   holds while a cluster primary fails over is listed there.
 //! - [`RedisConfig`] (features `tls` and `cluster`, on by default): one server by URL (`redis://`,
 //!   `redis+unix://`), TLS (`rediss://`, rustls with ring, a custom CA and a client certificate), or a
 //!   Redis Cluster (detected behind one URL, or given its seed nodes).
@@ -53,6 +55,8 @@ mod error;
 mod keys;
 #[cfg(feature = "limiter")]
 mod limiter;
+#[cfg(feature = "dedupe")]
+mod primaries;
 #[cfg(feature = "testing")]
 pub mod testing;
 

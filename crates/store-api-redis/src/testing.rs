@@ -209,6 +209,10 @@ impl RedisServer {
         if let Some(primary) = self.replica_of {
             command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
         }
+        if self.port.is_some() {
+            // A replica syncs at once (the default waits 5 s for more replicas to share the transfer).
+            command.args(["--repl-diskless-sync-delay", "0"]);
+        }
         if let Some(tls) = &self.tls {
             command
                 .args(["--tls-port", &tls.port.to_string()])

@@ -281,3 +281,13 @@ async fn a_lease_for_a_handler_outside_process_once_lasts_its_duration() {
     assert_eq!(start.elapsed(), Duration::from_secs(2));
     assert!(!lease.is_held());
 }
+
+#[test]
+fn public_types_are_send_and_sync() {
+    fn check<T: Send + Sync + std::fmt::Debug>() {}
+    check::<Lease>();
+    check::<MemoryDedupe>();
+    check::<Claim>();
+    check::<Processed<()>>();
+    check::<ProcessError<std::io::Error>>();
+}

@@ -426,8 +426,10 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          attempts here). On the Redis Cluster the same, with the primary of one slot also killed half \
          way through ({} s until its replica took over; {} delivery attempts), a 5 s lease (longer than \
          the failover, which a `complete` waits out within it) and retries from 500 ms (longer in all \
-         than a killed receiver's lease); there each claim and done marker waits for a replica's \
-         acknowledgement (`WAIT`, the dedupe's default on a cluster), so the crash loses none.",
+         than a killed receiver's lease); there each claim, renewal and done marker counts only once a \
+         replica of its own primary acknowledged it (`WAIT` right behind the write, the dedupe's \
+         default on a cluster; fewer acknowledgements fail closed), and the killed node is started \
+         again after the failover and rejoins as the promoted primary's replica, so the crash loses none.",
         if quick { 300 } else { 1_000 },
         number("receivers_attempts"),
         metrics
