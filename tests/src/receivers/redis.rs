@@ -12,7 +12,9 @@
 //! [`SimRedis`] transcribes the client around them: a token per claim, the claim sent again after a
 //! dropped connection, each script in one pipeline with the `WAIT` behind it (a write short of
 //! replicas is not confirmed: the claim fails closed, the renewal is an error, `complete` tries
-//! again), `complete` retried within the lease.
+//! again), `complete` retried within the lease. Not transcribed: `RedisDedupe`'s one probe write at a
+//! time to a primary short of replicas (it refuses the others at once rather than after the `WAIT`
+//! timeout: when a write is refused, not whether), and the redis library's own connection handling.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
