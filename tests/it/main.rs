@@ -29,6 +29,8 @@ mod send_sync;
 mod settings;
 // The money path and the reads under a model of the network, every schedule explored (issue 22).
 mod sim;
+// The receiver side under a model of deliveries, deaths and store failures, explored (issue 29).
+mod receivers;
 // store-api-webhooks end to end: the emulator's signed deliveries to an axum receiver, key rotation,
 // follow_up (here rather than in that crate, which keeps its dev-dependencies free of an HTTP client).
 mod webhook_emulator;

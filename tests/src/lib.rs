@@ -7,6 +7,7 @@ pub mod capture;
 pub mod hostile;
 pub mod matrix;
 pub mod proxy;
+pub mod receivers;
 pub mod sim;
 
 use std::io::Write as _;

@@ -497,6 +497,140 @@ fn sim_figures(mode: Mode) -> Vec<Figure> {
     figures
 }
 
+/// Schedules the receiver model explores in each mode, at least (the bench's own sizes: the exhaustive
+/// set of `cargo test`, 78,081, plus 100,000 random ones in a quick run; a million in all in a full one).
+pub fn receiver_model_schedules(mode: Mode) -> f64 {
+    match mode {
+        Mode::Quick => 170_000.0,
+        Mode::Full => 1_000_000.0,
+    }
+}
+
+/// The invariants of the receiver model (issue 29): the metric of the schedules that checked each, its
+/// label, the metric of its violations and its label.
+pub const RECEIVER_MODEL_INVARIANTS: [(&str, &str, &str, &str); 5] = [
+    (
+        "receiver_model_one_run_at_a_time_checked",
+        "receiver model: no two runs of an event overlap while both hold their claims: schedules",
+        "receiver_model_one_run_at_a_time_violations",
+        "receiver model: no two runs of an event overlap while both hold their claims: violations",
+    ),
+    (
+        "receiver_model_no_run_after_done_checked",
+        "receiver model: no run after a run marked the event done (but a lost marker): schedules",
+        "receiver_model_no_run_after_done_violations",
+        "receiver model: no run after a run marked the event done (but a lost marker): violations",
+    ),
+    (
+        "receiver_model_processed_checked",
+        "receiver model: an event delivered while free, the store answering, is processed: schedules",
+        "receiver_model_processed_violations",
+        "receiver model: an event delivered while free, the store answering, is processed: violations",
+    ),
+    (
+        "receiver_model_second_run_explained_checked",
+        "receiver model: every second run is a death after the effect, a cut or a store loss: schedules",
+        "receiver_model_second_run_explained_violations",
+        "receiver model: every second run is a death after the effect, a cut or a store loss: violations",
+    ),
+    (
+        "receiver_model_no_panic_checked",
+        "receiver model: no panic, every run ends: schedules",
+        "receiver_model_no_panic_violations",
+        "receiver model: no panic, every run ends: violations",
+    ),
+];
+
+/// The documented prices the receiver model counts: metric and label.
+pub const RECEIVER_MODEL_PRICES: [(&str, &str); 10] = [
+    (
+        "receiver_model_price_second_run_died_after_effect",
+        "receiver model, price paid: second runs: receiver died after the effect, before complete",
+    ),
+    (
+        "receiver_model_price_second_run_partition",
+        "receiver model, price paid: second runs: receiver cut off from the store past the lease",
+    ),
+    (
+        "receiver_model_price_second_run_store_lost",
+        "receiver model, price paid: second runs: store lost its markers (restart, failover, TTL, eviction)",
+    ),
+    (
+        "receiver_model_price_overlap_told",
+        "receiver model, price paid: overlaps where one run was told its claim was lost (cut off)",
+    ),
+    (
+        "receiver_model_price_overlap_store_lost",
+        "receiver model, price paid: overlaps after the store lost a claim (restart, failover)",
+    ),
+    (
+        "receiver_model_price_done_lost",
+        "receiver model, price paid: runs after a done marker the store lost",
+    ),
+    (
+        "receiver_model_price_done_expired",
+        "receiver model, price paid: runs after a done marker's TTL",
+    ),
+    (
+        "receiver_model_price_done_evicted",
+        "receiver model, price paid: runs after MemoryDedupe evicted a done entry",
+    ),
+    (
+        "receiver_model_price_refused_unreplicated",
+        "receiver model, price paid: claims refused while replicas did not acknowledge (fail closed)",
+    ),
+    (
+        "receiver_model_price_refused_full",
+        "receiver model, price paid: claims refused by a MemoryDedupe full of live claims",
+    ),
+];
+
+/// The receiver model (issue 29): per invariant, the schedules that checked it (reported) and its
+/// violations (zero tolerance); each documented price paid (reported); the schedules and their rate.
+fn receiver_model_figures(mode: Mode) -> Vec<Figure> {
+    let mut figures = vec![
+        Figure::new(
+            "receiver model: schedules explored",
+            "receiver_model_schedules",
+            "",
+            0,
+        )
+        .target(
+            Target::AtLeast(receiver_model_schedules(mode)),
+            Gate::ZeroTolerance,
+        ),
+        Figure::new(
+            "receiver model: schedules of the exhaustive set",
+            "receiver_model_exhaustive_schedules",
+            "",
+            0,
+        ),
+        Figure::new(
+            "receiver model: random schedules",
+            "receiver_model_random_schedules",
+            "",
+            0,
+        ),
+        Figure::new(
+            "receiver model: schedules per second (2 threads)",
+            "receiver_model_schedules_per_sec",
+            "/s",
+            0,
+        ),
+    ];
+    for (checked, checked_label, violations, violations_label) in RECEIVER_MODEL_INVARIANTS {
+        figures.push(Figure::new(checked_label, checked, "", 0));
+        figures.push(
+            Figure::new(violations_label, violations, "", 0)
+                .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        );
+    }
+    for (metric, label) in RECEIVER_MODEL_PRICES {
+        figures.push(Figure::new(label, metric, "", 0));
+    }
+    figures
+}
+
 /// Every figure, in the order of the report.
 pub fn all(mode: Mode) -> Vec<Figure> {
     let mut figures = vec![
@@ -951,6 +1085,9 @@ pub fn all(mode: Mode) -> Vec<Figure> {
     // The model of the network follows the matrix.
     let after = after + matrix_figures().len();
     figures.splice(after..after, sim_figures(mode));
+    // The receiver model follows the model of the network.
+    let after = after + sim_figures(mode).len();
+    figures.splice(after..after, receiver_model_figures(mode));
     figures
 }
 
@@ -1194,6 +1331,29 @@ mod tests {
                 .find(|f| f.metric == "exactly_once_matrix_submissions")
                 .map(|f| f.target);
             assert_eq!(submissions, Some(Target::Equals(MATRIX_SUBMISSIONS)));
+        }
+    }
+
+    #[test]
+    fn every_receiver_model_invariant_is_a_zero_tolerance_figure() {
+        for mode in [Mode::Quick, Mode::Full] {
+            let figures = all(mode);
+            for (_, _, metric, _) in RECEIVER_MODEL_INVARIANTS {
+                let figure = figures
+                    .iter()
+                    .find(|f| f.metric == metric)
+                    .unwrap_or_else(|| panic!("no figure {metric}"));
+                assert_eq!(figure.target, Target::Equals(0.0));
+                assert_eq!(figure.gate, Gate::ZeroTolerance);
+            }
+            let schedules = figures
+                .iter()
+                .find(|f| f.metric == "receiver_model_schedules")
+                .map(|f| f.target);
+            assert_eq!(
+                schedules,
+                Some(Target::AtLeast(receiver_model_schedules(mode)))
+            );
         }
     }
 

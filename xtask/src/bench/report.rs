@@ -376,6 +376,28 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
     );
     let _ = writeln!(
         out,
+        "- **The receiver side as a model** (`tests/benches/receiver_model.rs`, `tests/src/receivers`): \
+         two receivers share one dedupe store, the real `MemoryDedupe` or `RedisDedupe`'s scripts and \
+         client transcribed onto a simulated Redis (a primary, a replica 0.5 s behind, `WAIT`, failover, \
+         restart without persistence; a differential test keeps the transcription equal to the real \
+         scripts on `redis-server`). The service delivers each event up to 5 times (1, 2, 4, 8 s after \
+         the previous attempt ended, 10 s timeout), each answered, its answer lost or refused; every \
+         receiver runs the real `process_once` (lease 10 s, renewed every third) around a handler short \
+         or longer than the lease whose effect is guarded by `Lease::is_held`; a receiver dies before or \
+         after the effect, or is cut off from the store for 15 s; every exchange with Redis may lose its \
+         reply, time out, or meet a failover or a restart. Tokio's paused clock, whole seconds. First \
+         every schedule of the small worlds ({} schedules: 2 receivers, 1 event, every delivery; the \
+         memory store's first two runs, Redis's first run and first two exchanges), then seeded random \
+         schedules of six worlds ({} schedules, seed {}; two events, a full memory store, a short done \
+         TTL among them). Each invariant is checked once per run; the documented prices (a second run \
+         after a death past the effect, a cut longer than the lease or a store that lost its markers; a \
+         fail-closed refusal) are counted, not failed.",
+        number("receiver_model_exhaustive_schedules"),
+        number("receiver_model_random_schedules"),
+        number("receiver_model_seed")
+    );
+    let _ = writeln!(
+        out,
         "- **Rate limit shared by processes** (`store-api-redis/benches/shared_limit.rs`): 4 OS processes \
          × 8 tasks × {} `GET /status` calls on one store ({} requests here), against the emulator with the \
          service's limit and a private `redis-server`, all starting at one instant. Shared: every process \

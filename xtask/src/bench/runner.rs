@@ -68,6 +68,12 @@ pub const SUITE: &[Bench] = &[
         profile: Profile::Release,
     },
     Bench {
+        package: "store-api-tests",
+        name: "receiver_model",
+        measures: "the receiver side as a model, explored",
+        profile: Profile::Release,
+    },
+    Bench {
         package: "store-api-redis",
         name: "shared_limit",
         measures: "rate limit shared by processes (Redis)",

@@ -1,0 +1,208 @@
+//! Branch points and the tape of choices made at them: the schedule of one run.
+
+use std::fmt;
+
+use rand::rngs::StdRng;
+use rand::{Rng as _, SeedableRng};
+
+use super::world::Scenario;
+
+/// A kind of branch point, where a run's schedule chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Point {
+    /// A delivery attempt: to which receiver, answered or its answer lost (the service times out),
+    /// or refused.
+    Delivery,
+    /// A run of the handler: its duration, whether it fails, whether its receiver dies before or after
+    /// its effect, is cut off from the store, or restarts the store.
+    Run,
+    /// One exchange of a receiver with a simulated Redis: answered, its reply lost, timed out, or a
+    /// failover or a restart just before it.
+    Op,
+}
+
+impl Point {
+    /// Every kind.
+    pub const ALL: [Point; 3] = [Point::Delivery, Point::Run, Point::Op];
+
+    fn index(self) -> usize {
+        match self {
+            Point::Delivery => 0,
+            Point::Run => 1,
+            Point::Op => 2,
+        }
+    }
+
+    /// Its letter in printed schedules.
+    pub fn letter(self) -> char {
+        match self {
+            Point::Delivery => 'd',
+            Point::Run => 'r',
+            Point::Op => 'o',
+        }
+    }
+
+    fn of_letter(letter: &str) -> Option<Point> {
+        Point::ALL
+            .into_iter()
+            .find(|p| p.letter().to_string() == letter)
+    }
+}
+
+/// How likely a random schedule takes the first (undisturbed) choice at each kind of point.
+const RANDOM_DEFAULT: [f64; 3] = [0.45, 0.4, 0.85];
+
+/// The choices of one run: a script for the first branch points, then the first choice (or a random
+/// draw) at every later one; and, once run, every choice made.
+#[derive(Debug, Default)]
+pub struct Tape {
+    script: Vec<u8>,
+    /// How many points of each kind branch; the later ones take the first choice.
+    limits: [usize; 3],
+    taken: [usize; 3],
+    random: Option<StdRng>,
+    /// Every choice: its point, the choice, and whether the point branched.
+    pub choices: Vec<(Point, u8, bool)>,
+}
+
+impl Tape {
+    /// A tape that plays `script` at the branch points allowed by `limits` (per [`Point`], in the
+    /// order of [`Point::ALL`]), then the first choice, or with `seed` a random one.
+    pub fn new(script: Vec<u8>, limits: [usize; 3], seed: Option<u64>) -> Tape {
+        Tape {
+            script,
+            limits,
+            random: seed.map(StdRng::seed_from_u64),
+            ..Tape::default()
+        }
+    }
+
+    /// Chooses among `arity` choices at a point of kind `point`.
+    pub fn choose(&mut self, point: Point, arity: usize) -> u8 {
+        let at = point.index();
+        self.taken[at] += 1;
+        if self.taken[at] > self.limits[at] || arity <= 1 {
+            self.choices.push((point, 0, false));
+            return 0;
+        }
+        let branch = self.branch_points();
+        let choice = match (self.script.get(branch), &mut self.random) {
+            (Some(scripted), _) => (*scripted).min(u8::try_from(arity - 1).unwrap_or(u8::MAX)),
+            (None, Some(rng)) => {
+                if rng.random_bool(RANDOM_DEFAULT[at]) {
+                    0
+                } else {
+                    u8::try_from(rng.random_range(1..arity)).unwrap_or(0)
+                }
+            }
+            (None, None) => 0,
+        };
+        self.choices.push((point, choice, true));
+        choice
+    }
+
+    /// How many points branched.
+    pub fn branch_points(&self) -> usize {
+        self.choices.iter().filter(|(_, _, branch)| *branch).count()
+    }
+
+    /// The arity of each branch point met, in order (what the exhaustive exploration branches on).
+    pub fn branched(&self, scenario: Scenario) -> Vec<usize> {
+        self.choices
+            .iter()
+            .filter(|(_, _, branch)| *branch)
+            .map(|(point, _, _)| scenario.alphabet(*point).len())
+            .collect()
+    }
+
+    /// The run as text: every choice with its point's letter, branch points in brackets.
+    pub fn describe(&self, scenario: Scenario) -> String {
+        self.choices
+            .iter()
+            .map(|(point, choice, branch)| {
+                let name = scenario.name_of(*point, *choice);
+                if *branch {
+                    format!("{}:[{name}]", point.letter())
+                } else {
+                    format!("{}:{name}", point.letter())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A schedule that replays one run: the scenario and the choice made at each of its branch points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The choices, each with its point.
+    pub script: Vec<(Point, u8)>,
+}
+
+impl Replay {
+    /// The schedule of a run: every choice at a point with more than one (a replay branches on
+    /// every point).
+    pub fn of(scenario: Scenario, tape: &Tape) -> Replay {
+        let script = tape
+            .choices
+            .iter()
+            .filter(|(point, _, _)| scenario.alphabet(*point).len() > 1)
+            .map(|(point, choice, _)| (*point, *choice))
+            .collect();
+        Replay { scenario, script }
+    }
+
+    /// Reads the form `Display` writes: `redis-acks: d:t0 r:long o:lost-reply d:a1`.
+    pub fn parse(text: &str) -> Result<Replay, String> {
+        let (name, script) = text
+            .split_once(':')
+            .ok_or_else(|| format!("{text:?}: expected `scenario: d:choice r:choice …`"))?;
+        let scenario = Scenario::named(name.trim()).ok_or_else(|| {
+            format!(
+                "{name:?} is not a scenario ({})",
+                Scenario::ALL.map(Scenario::name).join(", ")
+            )
+        })?;
+        let script = script
+            .split_whitespace()
+            .map(|word| {
+                let (letter, choice) = word
+                    .split_once(':')
+                    .ok_or_else(|| format!("{word:?}: expected `point:choice`"))?;
+                let point = Point::of_letter(letter)
+                    .ok_or_else(|| format!("{letter:?} is not a point (d, r, o)"))?;
+                let alphabet = scenario.alphabet(point);
+                let index = alphabet
+                    .iter()
+                    .position(|name| *name == choice)
+                    .ok_or_else(|| format!("{choice:?} is not one of {alphabet:?}"))?;
+                Ok((point, u8::try_from(index).unwrap_or(0)))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Replay { scenario, script })
+    }
+
+    /// The one command that replays it.
+    pub fn command(&self) -> String {
+        format!(
+            "STORE_API_RECEIVER_REPLAY='{self}' cargo test -p store-api-tests --test it -- receivers::replay_a_schedule --exact --nocapture"
+        )
+    }
+}
+
+impl fmt::Display for Replay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.scenario.name())?;
+        for (point, choice) in &self.script {
+            write!(
+                f,
+                " {}:{}",
+                point.letter(),
+                self.scenario.name_of(*point, *choice)
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,310 @@
+//! Exploring schedules: every one up to a depth (exhaustive), or seeded random ones beyond it, on
+//! several threads, each with its own paused-clock runtime.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Instant;
+
+use super::choice::{Replay, Tape};
+use super::world::{Invariant, Price, Scenario, Verdict, World};
+
+/// How many violations a report keeps in full (every one is counted).
+const KEPT_FAILURES: usize = 10;
+
+/// One broken invariant.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    /// Which.
+    pub invariant: Invariant,
+    /// What broke it.
+    pub why: String,
+    /// Every choice of the run.
+    pub run: String,
+    /// What replays it.
+    pub replay: Replay,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} broken: {}\n  run: {}\n  replay: {}",
+            self.invariant.name(),
+            self.why,
+            self.run,
+            self.replay.command()
+        )
+    }
+}
+
+/// What an exploration found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Schedules run.
+    pub schedules: u64,
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// Per invariant: runs that checked it, and runs that broke it.
+    pub invariants: BTreeMap<Invariant, (u64, u64)>,
+    /// Per price: how often it was paid.
+    pub prices: BTreeMap<Price, u64>,
+    /// Effects of the handler, all runs.
+    pub effects: u64,
+    /// The first violations, in full.
+    pub violations: Vec<Violation>,
+    /// The seed of a random exploration.
+    pub seed: Option<u64>,
+}
+
+impl Report {
+    fn new(scenario: Scenario, seed: Option<u64>) -> Report {
+        Report {
+            scenario,
+            schedules: 0,
+            seconds: 0.0,
+            invariants: BTreeMap::new(),
+            prices: BTreeMap::new(),
+            effects: 0,
+            violations: Vec::new(),
+            seed,
+        }
+    }
+
+    /// Violations of every invariant.
+    pub fn violation_count(&self) -> u64 {
+        self.invariants.values().map(|(_, broken)| broken).sum()
+    }
+
+    /// Schedules per second of wall time.
+    pub fn rate(&self) -> f64 {
+        self.schedules as f64 / self.seconds.max(f64::EPSILON)
+    }
+
+    /// Adds `other`'s counts.
+    pub fn merge(&mut self, other: Report) {
+        self.schedules += other.schedules;
+        self.effects += other.effects;
+        for (invariant, (checked, broken)) in other.invariants {
+            let entry = self.invariants.entry(invariant).or_default();
+            entry.0 += checked;
+            entry.1 += broken;
+        }
+        for (price, paid) in other.prices {
+            *self.prices.entry(price).or_default() += paid;
+        }
+        for violation in other.violations {
+            if self.violations.len() < KEPT_FAILURES {
+                self.violations.push(violation);
+            }
+        }
+    }
+
+    fn record(&mut self, scenario: Scenario, verdict: &Verdict, tape: &Tape) {
+        self.schedules += 1;
+        self.effects += verdict.effects;
+        for (price, paid) in &verdict.prices {
+            *self.prices.entry(*price).or_default() += paid;
+        }
+        for (invariant, why) in &verdict.checks {
+            let entry = self.invariants.entry(*invariant).or_default();
+            entry.0 += 1;
+            if let Some(why) = why {
+                entry.1 += 1;
+                if self.violations.len() < KEPT_FAILURES {
+                    self.violations.push(Violation {
+                        invariant: *invariant,
+                        why: why.clone(),
+                        run: tape.describe(scenario),
+                        replay: Replay::of(scenario, tape),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The report as text: per invariant, schedules and violations; the prices paid; then the
+    /// violations kept.
+    pub fn summary(&self) -> String {
+        let mut text = format!(
+            "receivers {} {}: {} schedules in {:.1} s ({:.0}/s){}\n",
+            self.scenario.name(),
+            if self.seed.is_some() {
+                "random"
+            } else {
+                "exhaustive"
+            },
+            self.schedules,
+            self.seconds,
+            self.rate(),
+            self.seed
+                .map(|seed| format!(", seed {seed} (STORE_API_RECEIVER_SEED={seed} reruns it)"))
+                .unwrap_or_default()
+        );
+        for (invariant, (checked, broken)) in &self.invariants {
+            text.push_str(&format!(
+                "  {:<28} checked {checked:>9}  violated {broken}\n",
+                invariant.name()
+            ));
+        }
+        let prices: Vec<String> = self
+            .prices
+            .iter()
+            .map(|(price, paid)| format!("{} {paid}", price.name()))
+            .collect();
+        text.push_str(&format!(
+            "  effects {}; prices paid: {}\n",
+            self.effects,
+            if prices.is_empty() {
+                "none".to_owned()
+            } else {
+                prices.join(", ")
+            }
+        ));
+        for violation in &self.violations {
+            text.push_str(&format!("{violation}\n"));
+        }
+        text
+    }
+}
+
+/// Runs `work` on `threads` threads, each with its own paused-clock runtime, and merges their reports.
+fn on_threads<F, Fut>(scenario: Scenario, seed: Option<u64>, threads: usize, work: F) -> Report
+where
+    F: Fn(usize, World) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Report>,
+{
+    let started = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|thread| {
+            let work = work.clone();
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .start_paused(true)
+                    .build()
+                    .expect("a runtime");
+                runtime.block_on(async move { work(thread, World::new(scenario)).await })
+            })
+        })
+        .collect();
+    let mut report = Report::new(scenario, seed);
+    for handle in handles {
+        match handle.join() {
+            Ok(part) => report.merge(part),
+            Err(_) => {
+                let entry = report.invariants.entry(Invariant::NoPanic).or_default();
+                entry.0 += 1;
+                entry.1 += 1;
+            }
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    report
+}
+
+/// Every schedule of `scenario` that branches on at most `limits` points of each kind (deliveries,
+/// runs, exchanges, as [`Scenario::exhaustive_limits`]), split over `threads`. The receivers are
+/// alike, so the first delivery goes to receiver 0 (its mirror image would add nothing).
+pub fn exhaustive(scenario: Scenario, limits: [usize; 3], threads: usize) -> Report {
+    let threads = threads.max(1);
+    on_threads(
+        scenario,
+        None,
+        threads,
+        move |thread, mut world| async move {
+            let mut report = Report::new(scenario, None);
+            let mut stack: Vec<Vec<u8>> = vec![Vec::new()];
+            let mut children_at_root = 0usize;
+            while let Some(prefix) = stack.pop() {
+                let root = prefix.is_empty();
+                let (verdict, tape) = world.run(Tape::new(prefix.clone(), limits, None)).await;
+                // Every thread runs the root to find its children; only the first counts it.
+                if !root || thread == 0 {
+                    report.record(scenario, &verdict, &tape);
+                }
+                push_children(&mut stack, &prefix, &tape.branched(scenario), |child| {
+                    if child.len() == 1 && !scenario.first_delivery_to_receiver_0(child[0]) {
+                        return false;
+                    }
+                    if root {
+                        children_at_root += 1;
+                        (children_at_root - 1) % threads == thread
+                    } else {
+                        true
+                    }
+                });
+            }
+            report
+        },
+    )
+}
+
+/// Pushes the schedules that differ from the run of `prefix` at one branch point past it: `prefix`,
+/// then the first choice up to that point, then any other choice there. `mine` says which to keep.
+fn push_children(
+    stack: &mut Vec<Vec<u8>>,
+    prefix: &[u8],
+    arities: &[usize],
+    mut mine: impl FnMut(&[u8]) -> bool,
+) {
+    for (at, arity) in arities.iter().enumerate().skip(prefix.len()) {
+        for choice in 1..*arity {
+            let mut child = prefix.to_vec();
+            child.resize(at, 0);
+            child.push(u8::try_from(choice).unwrap_or(0));
+            if mine(&child) {
+                stack.push(child);
+            }
+        }
+    }
+}
+
+/// `count` random schedules of `scenario` from `seed`, split over `threads`.
+pub fn random(scenario: Scenario, seed: u64, count: u64, threads: usize) -> Report {
+    let threads = threads.max(1);
+    on_threads(
+        scenario,
+        Some(seed),
+        threads,
+        move |thread, mut world| async move {
+            let mut report = Report::new(scenario, Some(seed));
+            let mut index = thread as u64;
+            while index < count {
+                let tape = Tape::new(Vec::new(), scenario.open_limits(), Some(mix(seed, index)));
+                let (verdict, tape) = world.run(tape).await;
+                report.record(scenario, &verdict, &tape);
+                index += threads as u64;
+            }
+            report
+        },
+    )
+}
+
+/// Runs one schedule in a fresh world; returns the report of that one run (and prints the run).
+pub fn replay(replay: &Replay) -> Report {
+    let scenario = replay.scenario;
+    let script: std::sync::Arc<Vec<u8>> =
+        std::sync::Arc::new(replay.script.iter().map(|(_, choice)| *choice).collect());
+    on_threads(scenario, None, 1, move |_, mut world| {
+        let script = script.clone();
+        world.trace = true;
+        async move {
+            let mut report = Report::new(scenario, None);
+            let tape = Tape::new(script.to_vec(), scenario.open_limits(), None);
+            let (verdict, tape) = world.run(tape).await;
+            report.record(scenario, &verdict, &tape);
+            eprintln!("run: {}", tape.describe(scenario));
+            report
+        }
+    })
+}
+
+/// The seed of run `index` of a random exploration from `seed` (splitmix64).
+fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
