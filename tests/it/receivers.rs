@@ -25,17 +25,6 @@ fn seed() -> u64 {
         .unwrap_or(SEED)
 }
 
-/// Whether the slow tier is off (`RUN_SLOW_TESTS` unset, empty or `0`), as rust-analyzer's
-/// `skip_slow_tests` (a private copy until the shared `store_api_tests::skip_slow_tests` lands).
-fn skip_slow_tests() -> bool {
-    let skip =
-        !std::env::var("RUN_SLOW_TESTS").is_ok_and(|value| !value.is_empty() && value != "0");
-    if skip {
-        eprintln!("skipping the slow part (set RUN_SLOW_TESTS=1 to run it)");
-    }
-    skip
-}
-
 fn assert_clean(report: &Report) {
     eprintln!("{}", report.summary());
     assert_eq!(report.violation_count(), 0, "{}", report.summary());
@@ -55,7 +44,7 @@ fn the_first_schedules_of_each_small_world_keep_every_invariant() {
 /// answered, its reply lost, timed out, or after a failover or a restart.
 #[test]
 fn every_schedule_of_the_small_worlds_keeps_every_invariant() {
-    if skip_slow_tests() {
+    if store_api_tests::skip_slow_tests() {
         return;
     }
     for scenario in Scenario::EXHAUSTIVE {
@@ -71,7 +60,7 @@ fn every_schedule_of_the_small_worlds_keeps_every_invariant() {
 fn random_schedules_keep_every_invariant() {
     let per = match std::env::var("STORE_API_RECEIVER_RANDOM") {
         Ok(count) => count.parse().unwrap(),
-        Err(_) if skip_slow_tests() => RANDOM_QUICK,
+        Err(_) if store_api_tests::skip_slow_tests() => RANDOM_QUICK,
         Err(_) => RANDOM_SLOW,
     };
     for scenario in Scenario::ALL {
@@ -284,7 +273,11 @@ mod differential {
     #[tokio::test]
     async fn the_transcribed_scripts_answer_as_redis_dedupe_does() {
         let Some(server) = redis() else { return };
-        let length = if super::skip_slow_tests() { 3 } else { 4 };
+        let length = if store_api_tests::skip_slow_tests() {
+            3
+        } else {
+            4
+        };
         let compared = compare_all(&server, length).await;
         eprintln!("{compared} operations compared, all alike");
         assert_eq!(compared, OPS.len().pow(length) * length as usize);
