@@ -8,6 +8,7 @@ pub mod contract;
 pub mod generator;
 pub mod imports;
 pub mod open_enum;
+pub mod public_api;
 pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).

@@ -1,5 +1,6 @@
 //! Project automation. `cargo xtask codegen [--check]` regenerates (or checks) the raw transport crate;
 //! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates;
+//! `cargo xtask public-api [--check]` writes (or checks) docs/public-api/, the listing of every published crate's API;
 //! `cargo xtask bench [--quick]` measures the SDK against its targets and writes BENCHMARKS.md.
 
 use std::process::ExitCode;
@@ -14,6 +15,14 @@ fn main() -> ExitCode {
             xtask::codegen::run(&xtask::workspace_root(), xtask::codegen::Mode::Check)
                 .map_err(Into::into)
         }
+        ["public-api"] => {
+            xtask::public_api::run(&xtask::workspace_root(), xtask::public_api::Mode::Write)
+                .map_err(Into::into)
+        }
+        ["public-api", "--check"] => {
+            xtask::public_api::run(&xtask::workspace_root(), xtask::public_api::Mode::Check)
+                .map_err(Into::into)
+        }
         ["imports"] => xtask::imports::check(&xtask::workspace_root()).map_err(Into::into),
         ["imports", "--root", root] => {
             xtask::imports::check(std::path::Path::new(root)).map_err(Into::into)
@@ -22,7 +31,7 @@ fn main() -> ExitCode {
         ["bench", "--quick"] => return xtask::bench::command(xtask::bench::Mode::Quick),
         _ => {
             eprintln!(
-                "usage: cargo xtask codegen [--check] | cargo xtask imports [--root DIR] | cargo xtask bench [--quick]"
+                "usage: cargo xtask codegen [--check] | cargo xtask imports [--root DIR] | cargo xtask public-api [--check] | cargo xtask bench [--quick]"
             );
             return ExitCode::from(2);
         }
