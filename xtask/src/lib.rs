@@ -9,6 +9,7 @@ pub mod generator;
 pub mod growth;
 pub mod imports;
 pub mod open_enum;
+pub mod public_api;
 pub mod rules;
 
 /// The workspace root (the parent of this crate's folder).

@@ -2,6 +2,7 @@
 //! `cargo xtask growth` proves that every change the API may make within its version, regenerated, is a
 //! minor change of every published crate (cargo-semver-checks against the unmodified workspace);
 //! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates;
+//! `cargo xtask public-api [--check]` writes (or checks) docs/public-api/, the listing of every published crate's API;
 //! `cargo xtask bench [--quick]` measures the SDK against its targets and writes BENCHMARKS.md.
 
 use std::process::ExitCode;
@@ -17,6 +18,14 @@ fn main() -> ExitCode {
                 .map_err(Into::into)
         }
         ["growth"] => xtask::growth::run(&xtask::workspace_root()).map_err(Into::into),
+        ["public-api"] => {
+            xtask::public_api::run(&xtask::workspace_root(), xtask::public_api::Mode::Write)
+                .map_err(Into::into)
+        }
+        ["public-api", "--check"] => {
+            xtask::public_api::run(&xtask::workspace_root(), xtask::public_api::Mode::Check)
+                .map_err(Into::into)
+        }
         ["imports"] => xtask::imports::check(&xtask::workspace_root()).map_err(Into::into),
         ["imports", "--root", root] => {
             xtask::imports::check(std::path::Path::new(root)).map_err(Into::into)
@@ -25,7 +34,7 @@ fn main() -> ExitCode {
         ["bench", "--quick"] => return xtask::bench::command(xtask::bench::Mode::Quick),
         _ => {
             eprintln!(
-                "usage: cargo xtask codegen [--check] | cargo xtask growth | cargo xtask imports [--root DIR] | cargo xtask bench [--quick]"
+                "usage: cargo xtask codegen [--check] | cargo xtask growth | cargo xtask imports [--root DIR] | cargo xtask public-api [--check] | cargo xtask bench [--quick]"
             );
             return ExitCode::from(2);
         }
