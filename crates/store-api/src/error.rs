@@ -6,8 +6,8 @@ use store_api_raw::types;
 
 use crate::difference::Difference;
 use crate::model::Order;
-use crate::network::{self, Failure};
 use crate::retry::{self, Outcome};
+use crate::transport::Answer;
 use crate::validate::Violation;
 
 /// Everything a call can fail with. Branch on the variant (the service's `statusCode`), never on message
@@ -219,60 +219,14 @@ impl Error {
             _ => false,
         }
     }
-
-    pub(crate) fn from_raw(error: progenitor_client::Error<types::Error>, sent: bool) -> Error {
-        use progenitor_client::Error as Raw;
-        match error {
-            Raw::ErrorResponse(response) => {
-                let status = response.status().as_u16();
-                let retry_after = retry_after(response.headers());
-                from_status(status, Some(response.into_inner().message), retry_after)
-            }
-            Raw::UnexpectedResponse(response) => {
-                let status = response.status().as_u16();
-                let retry_after = retry_after(response.headers());
-                // A status the spec does not declare for the operation: not the service's answer.
-                match status {
-                    400..=499 if status != 409 && status != 429 => Error::Intermediary {
-                        status,
-                        content_type: content_type(response.headers()),
-                    },
-                    _ => from_status(status, None, retry_after),
-                }
-            }
-            Raw::CommunicationError(source)
-            | Raw::ResponseBodyError(source)
-            | Raw::InvalidUpgrade(source) => from_transport(source, sent),
-            Raw::InvalidResponsePayload(_, e) => Error::Decode(e.to_string()),
-            Raw::InvalidRequest(message) | Raw::Custom(message) => Error::InvalidArgument(message),
-        }
-    }
 }
 
-pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
+/// The error of a failed exchange reported by reqwest (the default network's, or reading a body).
+pub(crate) fn from_reqwest(source: reqwest::Error) -> Error {
     // The URL carries ids and filter values (customer data): errors never show it.
     let source = source.without_url();
-    if let Some(failure) = network::failure_of(&source) {
-        let may_have_been_processed = sent && failure.sent();
-        return match failure {
-            Failure::Redirected { status, location } => Error::Redirect {
-                status: *status,
-                location: location.clone(),
-            },
-            Failure::TooLarge { limit } => Error::ResponseTooLarge { limit: *limit },
-            Failure::Deadline { .. } => Error::Timeout {
-                may_have_been_processed,
-            },
-            Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. } => {
-                Error::Transport {
-                    may_have_been_processed,
-                    source: chain(failure).into(),
-                }
-            }
-        };
-    }
     // A connection that could not be made carried nothing; anything later may have reached the service.
-    let may_have_been_processed = sent && !source.is_connect();
+    let may_have_been_processed = !source.is_connect();
     if source.is_timeout() {
         Error::Timeout {
             may_have_been_processed,
@@ -287,9 +241,24 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
     }
 }
 
+/// The value of a typed operation's answer: its body decoded as `T` for a 2xx, the error its status
+/// and body say otherwise.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(answer: Answer) -> Result<T> {
+    let Answer {
+        status,
+        headers,
+        body,
+    } = answer;
+    if (200..300).contains(&status) {
+        serde_json::from_slice(&body).map_err(|e| Error::Decode(e.to_string()))
+    } else {
+        Err(from_answer(status, &headers, Some(&body)))
+    }
+}
+
 /// `error` and every cause under it, `: `-separated (a reqwest body error says only "error decoding
 /// response body"; what broke is in its sources).
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -301,15 +270,6 @@ fn chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
-}
-
-impl From<reqwest::Error> for Error {
-    /// The error of a request sent through the client's transport (with `store_api_raw`'s
-    /// `ClientHooks::exec`, as the `store-api` command line's `api` command does): a redirect, an
-    /// answer over the size limit, a deadline passed, a broken connection. The request counts as sent.
-    fn from(error: reqwest::Error) -> Error {
-        from_transport(error, true)
-    }
 }
 
 /// The `Retry-After` of an answer, in seconds as the seed says; anything else (a date, a negative or
