@@ -47,7 +47,7 @@ const CALLERS: [Caller; 4] = [
 #[derive(Debug)]
 enum Got {
     Typed(Result<(), Error>),
-    Submit(Result<Submission, Error>),
+    Submit(Box<Result<Submission, Error>>),
     Doctor(Report),
     EscapeHatch(Result<u16, Error>),
 }
@@ -57,7 +57,7 @@ impl Got {
     fn error(&self) -> Option<&Error> {
         match self {
             Got::Typed(result) => result.as_ref().err(),
-            Got::Submit(result) => result.as_ref().err(),
+            Got::Submit(result) => result.as_ref().as_ref().err(),
             Got::EscapeHatch(result) => result.as_ref().err(),
             Got::Doctor(_) => None,
         }
@@ -88,7 +88,9 @@ impl Got {
 async fn drive(client: &Client, caller: Caller, external_id: &str) -> Got {
     match caller {
         Caller::Typed => Got::Typed(client.status().await.map(drop)),
-        Caller::Submit => Got::Submit(client.orders().submit(&tee_submission(external_id)).await),
+        Caller::Submit => Got::Submit(Box::new(
+            client.orders().submit(&tee_submission(external_id)).await,
+        )),
         Caller::Doctor => {
             Got::Doctor(diagnose(client, &DoctorOptions::default().max_requests(1)).await)
         }
@@ -111,14 +113,18 @@ fn is_preflight_read(seen: &Seen) -> bool {
 
 /// A front of the emulator that forwards every request and records it.
 async fn recording_front(upstream: &str) -> Hostile {
-    Hostile::start("127.0.0.1", Some(upstream.to_owned()), |seen: Seen, up: Upstream| async move {
-        let (status, headers, body) = up.forward(&seen).await;
-        let mut response = answer(status.as_u16(), &[], body);
-        if let Some(kind) = headers.get("content-type") {
-            response.headers_mut().insert("content-type", kind.clone());
-        }
-        response
-    })
+    Hostile::start(
+        "127.0.0.1",
+        Some(upstream.to_owned()),
+        |seen: Seen, up: Upstream| async move {
+            let (status, headers, body) = up.forward(&seen).await;
+            let mut response = answer(status.as_u16(), &[], body);
+            if let Some(kind) = headers.get("content-type") {
+                response.headers_mut().insert("content-type", kind.clone());
+            }
+            response
+        },
+    )
     .await
 }
 
@@ -218,7 +224,7 @@ impl Limiter for Counting {
 async fn every_caller_sends_the_handles_current_key_and_no_hook_sees_it() {
     let emu = emulator().await;
     let key = key_of(&emu, ALPHA);
-    let front = recording_front(&emu.origin()).await;
+    let front = recording_front(emu.origin()).await;
     let handle = KeyHandle::new("csk_before_rotation");
     let recorder = Arc::new(Recorder::default());
     let client = builder(&front.origin(), "unused")
@@ -251,7 +257,7 @@ async fn every_caller_sends_the_handles_current_key_and_no_hook_sees_it() {
 #[tokio::test]
 async fn every_caller_runs_the_hooks_around_every_attempt() {
     let emu = emulator().await;
-    let front = recording_front(&emu.origin()).await;
+    let front = recording_front(emu.origin()).await;
     let recorder = Arc::new(Recorder::default());
     let client = builder(&front.origin(), &key_of(&emu, ALPHA))
         .hook(recorder.clone())
@@ -273,7 +279,8 @@ async fn every_caller_runs_the_hooks_around_every_attempt() {
         assert_eq!(hooked.len(), sent.len(), "{caller:?}: {hooked:?}");
         assert!(hooked.contains(&operation), "{caller:?}: {hooked:?}");
         assert!(
-            sent.iter().all(|request| request.headers.get("x-hooked").is_some()),
+            sent.iter()
+                .all(|request| request.headers.get("x-hooked").is_some()),
             "{caller:?}: a request went without the hooks' header"
         );
     }
@@ -291,7 +298,7 @@ async fn every_caller_runs_the_hooks_around_every_attempt() {
 #[tokio::test]
 async fn every_caller_takes_a_token_of_the_limiter_per_request() {
     let emu = emulator().await;
-    let front = recording_front(&emu.origin()).await;
+    let front = recording_front(emu.origin()).await;
     let limiter = Arc::new(Counting::default());
     let client = builder(&front.origin(), &key_of(&emu, ALPHA))
         .limiter(limiter.clone())
@@ -330,7 +337,7 @@ async fn every_caller_takes_a_token_of_the_limiter_per_request() {
 #[tokio::test]
 async fn every_caller_ends_at_the_deadline_when_the_body_never_ends() {
     let emu = emulator().await;
-    let front = misbehaving_front(&emu.origin(), |_| {
+    let front = misbehaving_front(emu.origin(), |_| {
         let stalled = stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(b"{"))])
             .chain(stream::pending());
         answer(
@@ -366,7 +373,7 @@ async fn every_caller_ends_at_the_deadline_when_the_body_never_ends() {
 async fn every_caller_refuses_an_answer_over_the_size_cap() {
     const LIMIT: usize = 256 << 10;
     let emu = emulator().await;
-    let front = misbehaving_front(&emu.origin(), |_| {
+    let front = misbehaving_front(emu.origin(), |_| {
         // Streamed, without a Content-Length: the cap is counted, not read from a header.
         let chunk = Bytes::from(vec![b' '; 64 << 10]);
         let long = stream::iter((0..8).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
@@ -386,7 +393,10 @@ async fn every_caller_refuses_an_answer_over_the_size_cap() {
         match (&got, got.error()) {
             (Got::Doctor(report), _) => {
                 let text = report.to_string();
-                assert!(text.contains(&format!("larger than {LIMIT} bytes")), "{text}");
+                assert!(
+                    text.contains(&format!("larger than {LIMIT} bytes")),
+                    "{text}"
+                );
             }
             (_, Some(Error::ResponseTooLarge { limit })) => assert_eq!(*limit, LIMIT),
             _ => panic!("{caller:?}: {}", got.text()),
@@ -402,7 +412,7 @@ async fn every_caller_refuses_a_redirect() {
     let elsewhere =
         Hostile::start("127.0.0.2", None, |_, _| async { answer(200, &[], "{}") }).await;
     let target = elsewhere.origin();
-    let front = misbehaving_front(&emu.origin(), move |seen| {
+    let front = misbehaving_front(emu.origin(), move |seen| {
         answer(307, &[("location", &format!("{target}{}", seen.uri))], "")
     })
     .await;
@@ -432,7 +442,7 @@ async fn no_caller_sends_to_another_origin() {
     let emu = emulator().await;
     let elsewhere =
         Hostile::start("127.0.0.2", None, |_, _| async { answer(200, &[], "{}") }).await;
-    let front = recording_front(&emu.origin()).await;
+    let front = recording_front(emu.origin()).await;
     let limiter = Arc::new(Counting::default());
     let recorder = Arc::new(Recorder::default());
     let client = builder(&front.origin(), &key_of(&emu, ALPHA))
@@ -444,11 +454,7 @@ async fn no_caller_sends_to_another_origin() {
         "{}/store-api/2026-08/stores/{ALPHA}/status",
         elsewhere.origin()
     );
-    let error = client
-        .request(Method::GET, &url)
-        .send()
-        .await
-        .unwrap_err();
+    let error = client.request(Method::GET, &url).send().await.unwrap_err();
     assert!(error.to_string().contains("another origin"), "{error}");
     assert!(!error.may_have_been_processed());
     assert_eq!(limiter.acquired.load(Ordering::SeqCst), 0);

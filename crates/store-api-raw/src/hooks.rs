@@ -225,6 +225,42 @@ mod tests {
         assert!(prepared(&hooks).is_sensitive());
     }
 
+    #[tokio::test]
+    async fn a_capturing_client_builds_the_request_and_sends_nothing() {
+        let capture = Capture::new();
+        // Port 9 (discard): were anything sent, the call would fail with a connection error instead.
+        let client = Client::new(
+            "http://127.0.0.1:9/store-api/2026-08",
+            Hooks::capturing(capture.clone()),
+        );
+        let result = client
+            .list_orders(
+                "s 1",
+                None,
+                None,
+                None,
+                Some("pending,on_hold"),
+                None,
+                None,
+                None,
+                None,
+            )
+            .await;
+        assert!(
+            matches!(&result, Err(Error::Custom(message)) if message == CAPTURED),
+            "{result:?}"
+        );
+        let request = capture.take().expect("the request was captured");
+        assert_eq!(request.method(), reqwest::Method::GET);
+        assert_eq!(
+            request.url().as_str(),
+            "http://127.0.0.1:9/store-api/2026-08/stores/s%201/orders?filter[status]=pending,on_hold"
+        );
+        assert!(request.headers().get("api-version").is_none());
+        assert!(request.headers().get(API_KEY_HEADER).is_none());
+        assert!(capture.take().is_none());
+    }
+
     #[test]
     fn debug_never_shows_the_key() {
         let hooks = Hooks::new(ApiKey::new("sk_live_0123456789abcdef0123456789ab"));

@@ -6,8 +6,8 @@ use store_api_raw::types;
 
 use crate::difference::Difference;
 use crate::model::Order;
+use crate::network::{BoxError, Failure};
 use crate::retry::{self, Outcome};
-use crate::transport::Answer;
 use crate::validate::Violation;
 
 /// Everything a call can fail with. Branch on the variant (the service's `statusCode`), never on message
@@ -125,7 +125,7 @@ pub enum Error {
         may_have_been_processed: bool,
         /// The cause: reqwest's error, or the network's.
         #[source]
-        source: crate::network::BoxError,
+        source: BoxError,
     },
     /// An answer came but could not be read or decoded (so the request was processed, or may have been).
     #[error("could not decode the response: {0}")]
@@ -221,6 +221,23 @@ impl Error {
     }
 }
 
+/// The crate's error for a failure of a request handed to the transport.
+pub(crate) fn from_failure(failure: Failure) -> Error {
+    match failure {
+        Failure::Redirected { status, location } => Error::Redirect { status, location },
+        Failure::TooLarge { limit } => Error::ResponseTooLarge { limit },
+        Failure::Deadline { .. } => Error::Timeout {
+            may_have_been_processed: true,
+        },
+        failure @ (Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. }) => {
+            Error::Transport {
+                may_have_been_processed: matches!(failure, Failure::Broken(_)),
+                source: chain(&failure).into(),
+            }
+        }
+    }
+}
+
 /// The error of a failed exchange reported by reqwest (the default network's, or reading a body).
 pub(crate) fn from_reqwest(source: reqwest::Error) -> Error {
     // The URL carries ids and filter values (customer data): errors never show it.
@@ -238,21 +255,6 @@ pub(crate) fn from_reqwest(source: reqwest::Error) -> Error {
             may_have_been_processed,
             source: Box::new(source),
         }
-    }
-}
-
-/// The value of a typed operation's answer: its body decoded as `T` for a 2xx, the error its status
-/// and body say otherwise.
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(answer: Answer) -> Result<T> {
-    let Answer {
-        status,
-        headers,
-        body,
-    } = answer;
-    if (200..300).contains(&status) {
-        serde_json::from_slice(&body).map_err(|e| Error::Decode(e.to_string()))
-    } else {
-        Err(from_answer(status, &headers, Some(&body)))
     }
 }
 

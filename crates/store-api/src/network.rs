@@ -13,8 +13,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use crate::error::Error;
-
 /// Any error a [`Network`] reports as the cause of a failed exchange.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -97,7 +95,8 @@ impl Network for ReqwestNetwork {
     }
 }
 
-/// What the transport itself refuses or gives up on: the cause it reports, as the crate's [`Error`].
+/// What the transport itself refuses or gives up on: the cause it reports
+/// (`error::from_failure` makes it the crate's [`Error`](crate::Error)).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Failure {
     /// The network could not connect: nothing was sent.
@@ -121,23 +120,4 @@ pub(crate) enum Failure {
     /// A request for another origin than the base URL's: never sent, the key stays home.
     #[error("a request for another origin ({origin}) than the base URL's was not sent")]
     OffBase { origin: String },
-}
-
-impl Failure {
-    /// The crate's error for this failure of a request that was handed to the transport.
-    pub(crate) fn into_error(self) -> Error {
-        match self {
-            Failure::Redirected { status, location } => Error::Redirect { status, location },
-            Failure::TooLarge { limit } => Error::ResponseTooLarge { limit },
-            Failure::Deadline { .. } => Error::Timeout {
-                may_have_been_processed: true,
-            },
-            failure @ (Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. }) => {
-                Error::Transport {
-                    may_have_been_processed: matches!(failure, Failure::Broken(_)),
-                    source: crate::error::chain(&failure).into(),
-                }
-            }
-        }
-    }
 }

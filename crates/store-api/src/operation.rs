@@ -12,7 +12,7 @@ use store_api_raw::{Capture, Hooks, types};
 
 use crate::error::{self, Error, Result};
 use crate::handle::Client;
-use crate::transport::{KeyChoice, Retries};
+use crate::transport::{Answer, KeyChoice, Retries};
 
 /// The request of a generated call: `operation!(client, method(args…))` builds it with the generated
 /// method of that name and evaluates to `Result<reqwest::Request>`.
@@ -67,5 +67,20 @@ pub(crate) async fn send<T: DeserializeOwned>(
         .transport
         .send(request, &KeyChoice::Current, Retries::Reads)
         .await?;
-    error::decode(answer)
+    decode(answer)
+}
+
+/// The value of a typed operation's answer: its body decoded as `T` for a 2xx, the error its status
+/// and body say otherwise.
+fn decode<T: DeserializeOwned>(answer: Answer) -> Result<T> {
+    let Answer {
+        status,
+        headers,
+        body,
+    } = answer;
+    if (200..300).contains(&status) {
+        serde_json::from_slice(&body).map_err(|e| Error::Decode(e.to_string()))
+    } else {
+        Err(error::from_answer(status, &headers, Some(&body)))
+    }
 }

@@ -176,7 +176,7 @@ impl ClientTransport {
             let failure = Failure::OffBase {
                 origin: origin.ascii_serialization(),
             };
-            return (Err(failure.into_error()), Outcome::ConnectFailed);
+            return (Err(error::from_failure(failure)), Outcome::ConnectFailed);
         }
         let operation = operation_of(request.method(), request.url());
         let info = AttemptInfo {
@@ -230,18 +230,18 @@ impl ClientTransport {
                 (Err(error::from_reqwest(error)), ended)
             }
             Ok(Err(NetworkError::NotConnected(cause))) => (
-                Err(Failure::NotConnected(cause).into_error()),
+                Err(error::from_failure(Failure::NotConnected(cause))),
                 AttemptOutcome::ConnectFailed,
             ),
             Ok(Err(NetworkError::Broken(cause))) => (
-                Err(Failure::Broken(cause).into_error()),
+                Err(error::from_failure(Failure::Broken(cause))),
                 AttemptOutcome::Failed,
             ),
             Err(_elapsed) => {
                 let failure = Failure::Deadline {
                     timeout: self.timeout,
                 };
-                (Err(failure.into_error()), AttemptOutcome::TimedOut)
+                (Err(error::from_failure(failure)), AttemptOutcome::TimedOut)
             }
         };
         if !self.hooks.is_empty() {
@@ -292,7 +292,10 @@ impl ClientTransport {
                 .get(reqwest::header::LOCATION)
                 .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
             return (
-                Err(Failure::Redirected { status, location }.into_error()),
+                Err(error::from_failure(Failure::Redirected {
+                    status,
+                    location,
+                })),
                 outcome,
             );
         }
@@ -301,14 +304,16 @@ impl ClientTransport {
         }) {
             // Not read at all: the answer says it is larger than the client reads.
             let limit = self.max_response_bytes;
-            return (Err(Failure::TooLarge { limit }.into_error()), outcome);
+            return (
+                Err(error::from_failure(Failure::TooLarge { limit })),
+                outcome,
+            );
         }
         let body = match tokio::time::timeout_at(deadline, self.read(response)).await {
             Ok(body) => body,
-            Err(_elapsed) => Err(Failure::Deadline {
+            Err(_elapsed) => Err(error::from_failure(Failure::Deadline {
                 timeout: self.timeout,
-            }
-            .into_error()),
+            })),
         };
         (
             Ok(Reply {
@@ -323,7 +328,7 @@ impl ClientTransport {
     /// The body, whole, unless it is longer than the size cap.
     async fn read(&self, mut response: reqwest::Response) -> Result<Bytes> {
         let limit = self.max_response_bytes;
-        let too_large = || Failure::TooLarge { limit }.into_error();
+        let too_large = || error::from_failure(Failure::TooLarge { limit });
         let mut body = BytesMut::new();
         while let Some(chunk) = response.chunk().await.map_err(error::from_reqwest)? {
             if body.len().saturating_add(chunk.len()) > limit {
