@@ -329,7 +329,11 @@ impl ClientTransport {
     async fn read(&self, mut response: reqwest::Response) -> Result<Bytes> {
         let limit = self.max_response_bytes;
         let too_large = || error::from_failure(Failure::TooLarge { limit });
-        let mut body = BytesMut::new();
+        // Sized by the answer's own length when it gives one (within the cap, checked before).
+        let expected = response
+            .content_length()
+            .and_then(|length| usize::try_from(length).ok());
+        let mut body = BytesMut::with_capacity(expected.unwrap_or(0).min(limit));
         while let Some(chunk) = response.chunk().await.map_err(error::from_reqwest)? {
             if body.len().saturating_add(chunk.len()) > limit {
                 return Err(too_large());
