@@ -1,7 +1,7 @@
 //! What `store_api::Client` adds on top of bare HTTP: the same requests through the client and through a
 //! bare `reqwest` call with `serde_json` decoding into the same types, against the real emulator on
 //! 127.0.0.1, one request in flight, both sides on one `reqwest::Client` (so the same connection pool and
-//! settings: the bare side sends with the client's own, `client.raw().client()`).
+//! settings: the client sends through a `Network` over the bare side's `reqwest::Client`).
 //!
 //! - `client_overhead_list_ratio`: `client.orders().list(limit 100)` (limiter, retries, hooks, the
 //!   page's decode) ÷ `GET /orders?limit=100` with the API key header, decoded into the same
@@ -21,7 +21,6 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use progenitor_client::ClientInfo as _;
 use store_api::{Client, IdentifiedOrder, NewOrder, OrderQuery, Submitted, new_external_order_id};
 use store_api_raw::contract::{CREATE_ORDER, LIST_ORDERS};
 use store_api_raw::hooks::API_KEY_HEADER;
@@ -99,14 +98,20 @@ fn median(mut values: Vec<f64>) -> f64 {
 async fn run(rounds: usize) -> Result<(), BoxError> {
     let emu = emulator().await;
     let key = key_of(&emu, ALPHA);
+    // One reqwest client for both sides, built as the client builds its own (no redirects): the
+    // client sends through it as its network.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
     let client = Client::builder()
+        .network(std::sync::Arc::new(SharedPool(http.clone())))
         .base_url(emu.base_url())
         .store_id(ALPHA)
         .api_key(&key)
         .timeout(Duration::from_secs(30))
         .rate_limiter(relaxed_limiter())
         .build()?;
-    let http = client.raw().client().clone();
+
     for _ in 0..ORDERS {
         client
             .orders()
@@ -212,6 +217,16 @@ async fn run(rounds: usize) -> Result<(), BoxError> {
 }
 
 /// The bare side: one `reqwest` call with the API key, the body decoded by `serde_json`.
+/// The client's network: the bare side's reqwest client.
+#[derive(Debug)]
+struct SharedPool(reqwest::Client);
+
+impl store_api::network::Network for SharedPool {
+    fn send(&self, request: reqwest::Request) -> store_api::network::NetworkFuture<'_> {
+        Box::pin(async move { Ok(self.0.execute(request).await?) })
+    }
+}
+
 struct Bare<'a> {
     http: &'a reqwest::Client,
     key: &'a str,

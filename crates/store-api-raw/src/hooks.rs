@@ -3,15 +3,17 @@
 //! progenitor ignores `securitySchemes` and adds an `api-version` header of its own, and its query encoding
 //! percent-encodes the brackets and commas of `filter[field]=a,b`. [`Hooks`] is the generated client's
 //! inner value; every generated call runs [`ClientHooks::pre`] (API key, header clean-up, query form) and
-//! then [`ClientHooks::exec`], which hands the request to a [`Transport`] when one is plugged in. That is
-//! where the ergonomic `store-api` crate adds rate limiting and retries. The `impl ClientHooks` has to live
+//! then [`ClientHooks::exec`], which sends the request with `reqwest`. The `impl ClientHooks` has to live
 //! in this crate (the orphan rule), so its behaviour is configured through [`Hooks`].
+//!
+//! A client made with [`Hooks::capturing`] sends nothing: each generated call builds its request (path,
+//! method, query, body, from the spec) and hands it to a [`Capture`]. That is how the ergonomic
+//! `store-api` crate uses the generated code: as the one builder of its requests, which it then sends
+//! through its own transport (rate limiting, retries, deadlines, the key), whose errors are its own
+//! typed errors rather than a `reqwest::Error`.
 
 use std::borrow::Borrow;
-use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 use reqwest::header::{HeaderName, HeaderValue};
@@ -22,28 +24,38 @@ use crate::key::{ApiKey, KeyHandle};
 /// Name of the header that carries the API key.
 pub const API_KEY_HEADER: &str = "x-api-key";
 
-/// A boxed future returned by [`Transport::execute`].
-pub type TransportFuture<'a> =
-    Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a>>;
+/// The message of the [`Error::Custom`] a generated call of a [`Hooks::capturing`] client ends with,
+/// once its request is in the [`Capture`].
+pub const CAPTURED: &str = "the request was captured, not sent";
 
-/// Executes the requests of the generated client. Implemented by the ergonomic crate (rate limiting,
-/// retries, tracing); without one, requests go straight to `reqwest`.
-pub trait Transport: Send + Sync + fmt::Debug {
-    /// Sends `request` with `client`. `operation_id` is the snake_case operation id (`list_orders`).
-    fn execute<'a>(
-        &'a self,
-        client: &'a reqwest::Client,
-        request: reqwest::Request,
-        operation_id: &'static str,
-    ) -> TransportFuture<'a>;
-}
-
-/// The generated client's inner value: the API key (behind a [`KeyHandle`], read at every request) and
-/// an optional [`Transport`].
+/// The generated client's inner value: the API key (behind a [`KeyHandle`], read at every request), or
+/// a [`Capture`] that takes the requests instead of sending them.
 #[derive(Clone, Debug)]
 pub struct Hooks {
     key: KeyHandle,
-    transport: Option<Arc<dyn Transport>>,
+    capture: Option<Capture>,
+}
+
+/// Where a [`Hooks::capturing`] client puts the request a generated call built. One capture per call:
+/// it holds the last request only.
+#[derive(Clone, Debug, Default)]
+pub struct Capture(Arc<Mutex<Option<reqwest::Request>>>);
+
+impl Capture {
+    /// An empty capture.
+    pub fn new() -> Capture {
+        Capture::default()
+    }
+
+    /// The request captured, if a generated call got as far as building it.
+    pub fn take(&self) -> Option<reqwest::Request> {
+        // A poisoned lock still holds a whole request (it is only ever replaced).
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    fn put(&self, request: reqwest::Request) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(request);
+    }
 }
 
 impl Hooks {
@@ -58,16 +70,17 @@ impl Hooks {
         // The generated `Client::new` builds a reqwest client right after this, which panics under
         // `rustls` when no crypto provider is installed.
         crate::tls::install_crypto_provider();
-        Self {
-            key,
-            transport: None,
-        }
+        Self { key, capture: None }
     }
 
-    /// Routes every request through `transport`.
-    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> Self {
-        self.transport = Some(transport);
-        self
+    /// Hooks that send nothing: every generated call prepares its request (without a key: whoever
+    /// sends it adds one), puts it in `capture` and ends with [`Error::Custom`]`(`[`CAPTURED`]`)`.
+    pub fn capturing(capture: Capture) -> Self {
+        crate::tls::install_crypto_provider();
+        Self {
+            key: KeyHandle::new(""),
+            capture: Some(capture),
+        }
     }
 
     /// The API key the hooks send now.
@@ -87,23 +100,24 @@ impl ClientHooks<Hooks> for Client {
         request: &mut reqwest::Request,
         _info: &OperationInfo,
     ) -> Result<(), Error<E>> {
-        prepare(request, self.inner().api_key())
+        let hooks = self.inner();
+        if let Some(capture) = &hooks.capture {
+            tidy(request);
+            let placeholder =
+                reqwest::Request::new(request.method().clone(), request.url().clone());
+            capture.put(std::mem::replace(request, placeholder));
+            return Err(Error::Custom(CAPTURED.to_owned()));
+        }
+        prepare(request, hooks.api_key())
             .map_err(|message| Error::InvalidRequest(message.to_owned()))
     }
 
     async fn exec(
         &self,
         request: reqwest::Request,
-        info: &OperationInfo,
+        _info: &OperationInfo,
     ) -> reqwest::Result<reqwest::Response> {
-        match &self.inner().transport {
-            Some(transport) => {
-                transport
-                    .execute(self.client(), request, info.operation_id)
-                    .await
-            }
-            None => self.client().execute(request).await,
-        }
+        self.client().execute(request).await
     }
 }
 
@@ -115,9 +129,13 @@ pub fn prepare(
     request: &mut reqwest::Request,
     api_key: impl Borrow<ApiKey>,
 ) -> Result<(), &'static str> {
-    let headers = request.headers_mut();
-    headers.remove("api-version");
-    set_api_key(headers, api_key.borrow())?;
+    tidy(request);
+    set_api_key(request.headers_mut(), api_key.borrow())
+}
+
+/// [`prepare`] without the key: no `api-version` header, literal brackets and commas in the query.
+pub fn tidy(request: &mut reqwest::Request) {
+    request.headers_mut().remove("api-version");
     let url = request.url_mut();
     if let Some(query) = url.query() {
         let literal = literal_query(query);
@@ -125,7 +143,6 @@ pub fn prepare(
             url.set_query(Some(&literal));
         }
     }
-    Ok(())
 }
 
 /// Puts `api_key` in the `X-API-Key` header of `headers` (replacing any), marked sensitive so HTTP
@@ -206,6 +223,42 @@ mod tests {
         handle.rotate("csk_new");
         assert_eq!(prepared(&hooks.clone()), "csk_new");
         assert!(prepared(&hooks).is_sensitive());
+    }
+
+    #[tokio::test]
+    async fn a_capturing_client_builds_the_request_and_sends_nothing() {
+        let capture = Capture::new();
+        // Port 9 (discard): were anything sent, the call would fail with a connection error instead.
+        let client = Client::new(
+            "http://127.0.0.1:9/store-api/2026-08",
+            Hooks::capturing(capture.clone()),
+        );
+        let result = client
+            .list_orders(
+                "s 1",
+                None,
+                None,
+                None,
+                Some("pending,on_hold"),
+                None,
+                None,
+                None,
+                None,
+            )
+            .await;
+        assert!(
+            matches!(&result, Err(Error::Custom(message)) if message == CAPTURED),
+            "{result:?}"
+        );
+        let request = capture.take().expect("the request was captured");
+        assert_eq!(request.method(), reqwest::Method::GET);
+        assert_eq!(
+            request.url().as_str(),
+            "http://127.0.0.1:9/store-api/2026-08/stores/s%201/orders?filter[status]=pending,on_hold"
+        );
+        assert!(request.headers().get("api-version").is_none());
+        assert!(request.headers().get(API_KEY_HEADER).is_none());
+        assert!(capture.take().is_none());
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod tls;
 
 pub use generated::*;
 #[cfg(feature = "client")]
-pub use hooks::{Hooks, Transport};
+pub use hooks::{Capture, Hooks};
 pub use key::{ApiKey, KeyHandle};
 pub use money::Money;
 

@@ -6,7 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use store_api_raw::{Hooks, KeyHandle};
+use store_api_raw::KeyHandle;
+use store_api_raw::hooks::set_api_key;
 
 use crate::cache::TtlCell;
 use crate::config::{ConfigError, EnvSettings};
@@ -16,6 +17,7 @@ use crate::handle::Inner;
 use crate::hook::RequestHook;
 use crate::limiter::Limiter;
 use crate::network::{Network, ReqwestNetwork};
+use crate::operation::operation;
 use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
@@ -128,21 +130,12 @@ impl Client {
         &self.inner.shared_limiter
     }
 
-    /// The generated transport, for calls this crate does not wrap.
-    pub fn raw(&self) -> &store_api_raw::Client {
-        &self.inner.raw
-    }
-
     /// Reachability and credential check (`GET /status`); each call uses one rate-limit token. It sends
     /// the key the [`key_handle`](Self::key_handle) holds now, so after a rotation it confirms the new
     /// key (an [`Error::Unauthorized`] means the service does not accept it).
     pub async fn status(&self) -> Result<crate::model::StatusResult> {
-        self.inner
-            .raw
-            .get_status(&self.inner.store_id)
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|e| Error::from_raw(e, true))
+        let request = operation!(self, get_status(&self.inner.store_id))?;
+        crate::operation::send(self, request).await
     }
 
     /// The blanks available to the store.
@@ -435,6 +428,9 @@ impl ClientBuilder {
         let api_key = self
             .api_key
             .ok_or_else(|| Error::InvalidArgument("an API key is required".into()))?;
+        // Refused here rather than on every request (a rotation to such a key is refused per attempt).
+        set_api_key(&mut reqwest::header::HeaderMap::new(), &api_key.current())
+            .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
         let store_id = self
             .store_id
             .filter(|s| !s.is_empty())
@@ -498,18 +494,13 @@ impl ClientBuilder {
                 .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
             origin,
         });
-        let raw = store_api_raw::Client::new_with_client(
-            &base_url,
-            http,
-            Hooks::with_key_handle(api_key).with_transport(transport.clone()),
-        );
         let submit_policy = self
             .submit_retry
             .unwrap_or_else(RetryPolicy::submit)
             .clamped();
         Ok(Client {
             inner: Arc::new(Inner {
-                raw,
+                http,
                 store_id,
                 base_url,
                 submit_policy,

@@ -6,7 +6,7 @@ use store_api_raw::types;
 
 use crate::difference::Difference;
 use crate::model::Order;
-use crate::network::{self, Failure};
+use crate::network::{BoxError, Failure};
 use crate::retry::{self, Outcome};
 use crate::validate::Violation;
 
@@ -125,7 +125,7 @@ pub enum Error {
         may_have_been_processed: bool,
         /// The cause: reqwest's error, or the network's.
         #[source]
-        source: crate::network::BoxError,
+        source: BoxError,
     },
     /// An answer came but could not be read or decoded (so the request was processed, or may have been).
     #[error("could not decode the response: {0}")]
@@ -219,60 +219,31 @@ impl Error {
             _ => false,
         }
     }
+}
 
-    pub(crate) fn from_raw(error: progenitor_client::Error<types::Error>, sent: bool) -> Error {
-        use progenitor_client::Error as Raw;
-        match error {
-            Raw::ErrorResponse(response) => {
-                let status = response.status().as_u16();
-                let retry_after = retry_after(response.headers());
-                from_status(status, Some(response.into_inner().message), retry_after)
+/// The crate's error for a failure of a request handed to the transport.
+pub(crate) fn from_failure(failure: Failure) -> Error {
+    match failure {
+        Failure::Redirected { status, location } => Error::Redirect { status, location },
+        Failure::TooLarge { limit } => Error::ResponseTooLarge { limit },
+        Failure::Deadline { .. } => Error::Timeout {
+            may_have_been_processed: true,
+        },
+        failure @ (Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. }) => {
+            Error::Transport {
+                may_have_been_processed: matches!(failure, Failure::Broken(_)),
+                source: chain(&failure).into(),
             }
-            Raw::UnexpectedResponse(response) => {
-                let status = response.status().as_u16();
-                let retry_after = retry_after(response.headers());
-                // A status the spec does not declare for the operation: not the service's answer.
-                match status {
-                    400..=499 if status != 409 && status != 429 => Error::Intermediary {
-                        status,
-                        content_type: content_type(response.headers()),
-                    },
-                    _ => from_status(status, None, retry_after),
-                }
-            }
-            Raw::CommunicationError(source)
-            | Raw::ResponseBodyError(source)
-            | Raw::InvalidUpgrade(source) => from_transport(source, sent),
-            Raw::InvalidResponsePayload(_, e) => Error::Decode(e.to_string()),
-            Raw::InvalidRequest(message) | Raw::Custom(message) => Error::InvalidArgument(message),
         }
     }
 }
 
-pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
+/// The error of a failed exchange reported by reqwest (the default network's, or reading a body).
+pub(crate) fn from_reqwest(source: reqwest::Error) -> Error {
     // The URL carries ids and filter values (customer data): errors never show it.
     let source = source.without_url();
-    if let Some(failure) = network::failure_of(&source) {
-        let may_have_been_processed = sent && failure.sent();
-        return match failure {
-            Failure::Redirected { status, location } => Error::Redirect {
-                status: *status,
-                location: location.clone(),
-            },
-            Failure::TooLarge { limit } => Error::ResponseTooLarge { limit: *limit },
-            Failure::Deadline { .. } => Error::Timeout {
-                may_have_been_processed,
-            },
-            Failure::NotConnected(_) | Failure::Broken(_) | Failure::OffBase { .. } => {
-                Error::Transport {
-                    may_have_been_processed,
-                    source: chain(failure).into(),
-                }
-            }
-        };
-    }
     // A connection that could not be made carried nothing; anything later may have reached the service.
-    let may_have_been_processed = sent && !source.is_connect();
+    let may_have_been_processed = !source.is_connect();
     if source.is_timeout() {
         Error::Timeout {
             may_have_been_processed,
@@ -289,7 +260,7 @@ pub(crate) fn from_transport(source: reqwest::Error, sent: bool) -> Error {
 
 /// `error` and every cause under it, `: `-separated (a reqwest body error says only "error decoding
 /// response body"; what broke is in its sources).
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -301,15 +272,6 @@ fn chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
-}
-
-impl From<reqwest::Error> for Error {
-    /// The error of a request sent through the client's transport (with `store_api_raw`'s
-    /// `ClientHooks::exec`, as the `store-api` command line's `api` command does): a redirect, an
-    /// answer over the size limit, a deadline passed, a broken connection. The request counts as sent.
-    fn from(error: reqwest::Error) -> Error {
-        from_transport(error, true)
-    }
 }
 
 /// The `Retry-After` of an answer, in seconds as the seed says; anything else (a date, a negative or

@@ -32,7 +32,8 @@ pub struct Client {
 }
 
 pub(crate) struct Inner {
-    pub raw: store_api_raw::Client,
+    /// The HTTP client the generated code builds requests with (the default network sends with it too).
+    pub http: reqwest::Client,
     pub store_id: String,
     pub base_url: String,
     pub submit_policy: RetryPolicy,

@@ -1,7 +1,8 @@
 //! User hooks around every attempt: tracing propagation, metrics, extra headers.
 //!
-//! Every request of a [`Client`](crate::Client), retries and [`Orders::submit`](crate::Orders::submit)'s
-//! attempts included, goes through one place (the transport's `send_once`); the hooks run there, after
+//! Every request of a [`Client`](crate::Client), retries, [`Orders::submit`](crate::Orders::submit)'s
+//! attempts, [`doctor`](crate::doctor)'s probes and [`Client::request`](crate::Client::request)
+//! included, goes through one place (the transport's `send_once`); the hooks run there, after
 //! the rate limiter let the attempt go, so the duration they see is the attempt's own.
 
 use std::fmt;
@@ -69,7 +70,9 @@ pub trait RequestHook: Send + Sync + fmt::Debug {
 pub struct AttemptInfo {
     /// The HTTP method.
     pub method: Method,
-    /// The snake_case operation id (`list_orders`, `create_order`).
+    /// The snake_case operation id of the route the request takes (`list_orders`, `create_order`), or
+    /// `api` for a request of [`Client::request`](crate::Client::request) (or `doctor`'s probe of an
+    /// unserved path) that matches no operation of the spec.
     pub operation_id: &'static str,
     /// The operation's path template, from `store_api_raw::contract` (`"unknown"` if it has none).
     pub path_template: &'static str,

@@ -14,9 +14,11 @@ mod limiter;
 pub mod model;
 pub mod network;
 mod new_order;
+mod operation;
 mod pages;
 mod query;
 pub mod ratelimit;
+mod request;
 mod resources;
 pub mod retry;
 mod settings;
@@ -42,6 +44,7 @@ pub use query::{
     ProductSort,
 };
 pub use ratelimit::RateLimiter;
+pub use request::{ApiRequest, ApiResponse};
 pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
 pub use retry::{Jitter, RetryPolicy};
 pub use settings::MAX_DURATION_SETTING;

@@ -11,13 +11,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
-
-use bytes::Bytes;
-use http_body::{Frame, SizeHint};
-use reqwest::ResponseBuilderExt as _;
-use tokio::time::{Instant, Sleep};
 
 /// Any error a [`Network`] reports as the cause of a failed exchange.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -101,9 +95,8 @@ impl Network for ReqwestNetwork {
     }
 }
 
-/// What the transport itself refuses or gives up on. It travels inside a `reqwest::Error` (the type
-/// the generated client's calls fail with, which has no public constructor), as that error's source;
-/// [`failure_of`] finds it again when the error is turned into the crate's own.
+/// What the transport itself refuses or gives up on: the cause it reports
+/// (`error::from_failure` makes it the crate's [`Error`](crate::Error)).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Failure {
     /// The network could not connect: nothing was sent.
@@ -127,155 +120,4 @@ pub(crate) enum Failure {
     /// A request for another origin than the base URL's: never sent, the key stays home.
     #[error("a request for another origin ({origin}) than the base URL's was not sent")]
     OffBase { origin: String },
-}
-
-impl Failure {
-    /// Whether the service may have seen the request.
-    pub(crate) fn sent(&self) -> bool {
-        match self {
-            Failure::NotConnected(_) | Failure::OffBase { .. } => false,
-            Failure::Deadline { .. }
-            | Failure::Broken(_)
-            | Failure::TooLarge { .. }
-            | Failure::Redirected { .. } => true,
-        }
-    }
-}
-
-/// `failure` as a `reqwest::Error`, by reading a body that fails with it: reqwest offers no other way
-/// to make one, and the generated client's calls can only fail with that type.
-pub(crate) async fn into_reqwest_error(failure: Failure) -> reqwest::Error {
-    let mut next = Some(failure);
-    loop {
-        // A body that fails on its first frame cannot be read whole, so this returns the first time.
-        let failure = next
-            .take()
-            .unwrap_or_else(|| Failure::Broken("the answer could not be read".into()));
-        let body = reqwest::Body::wrap(Failing(Some(failure)));
-        if let Err(error) = reqwest::Response::from(http::Response::new(body))
-            .bytes()
-            .await
-        {
-            return error;
-        }
-    }
-}
-
-/// A body whose first frame is an error.
-struct Failing(Option<Failure>);
-
-impl http_body::Body for Failing {
-    type Data = Bytes;
-    type Error = Failure;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Failure>>> {
-        Poll::Ready(self.0.take().map(Err))
-    }
-}
-
-/// The transport's own failure inside `error`, if it carries one.
-pub(crate) fn failure_of(error: &reqwest::Error) -> Option<&Failure> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = source {
-        if let Some(failure) = current.downcast_ref::<Failure>() {
-            return Some(failure);
-        }
-        source = current.source();
-    }
-    None
-}
-
-/// `response` with a body that fails once more than `limit` bytes arrive or when `deadline` passes
-/// before it ends. An answer whose `Content-Length` already exceeds the limit fails at once.
-pub(crate) fn guard(
-    response: reqwest::Response,
-    limit: usize,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<reqwest::Response, Failure> {
-    if response
-        .content_length()
-        .is_some_and(|length| usize::try_from(length).map_or(true, |length| length > limit))
-    {
-        return Err(Failure::TooLarge { limit });
-    }
-    let url = response.url().clone();
-    let (mut parts, body) = http::Response::<reqwest::Body>::from(response).into_parts();
-    // Keep the URL the answer came from (reqwest keeps it in an extension only its builder can set).
-    if let Ok(carrier) = http::Response::builder().url(url).body(()) {
-        parts.extensions.extend(carrier.into_parts().0.extensions);
-    }
-    let guarded = Guarded {
-        inner: body,
-        read: 0,
-        limit,
-        deadline: Box::pin(tokio::time::sleep_until(deadline)),
-        timeout,
-        failed: false,
-    };
-    Ok(reqwest::Response::from(http::Response::from_parts(
-        parts,
-        reqwest::Body::wrap(guarded),
-    )))
-}
-
-/// A body read under a size limit and a deadline.
-struct Guarded {
-    inner: reqwest::Body,
-    read: usize,
-    limit: usize,
-    deadline: Pin<Box<Sleep>>,
-    timeout: Duration,
-    /// An error was returned: the body ends there.
-    failed: bool,
-}
-
-impl http_body::Body for Guarded {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if self.failed {
-            return Poll::Ready(None);
-        }
-        if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
-            let Some(frame) = frame else {
-                return Poll::Ready(None);
-            };
-            let frame = match frame {
-                Ok(frame) => frame,
-                Err(error) => {
-                    self.failed = true;
-                    return Poll::Ready(Some(Err(error.into())));
-                }
-            };
-            if let Some(data) = frame.data_ref() {
-                self.read = self.read.saturating_add(data.len());
-                if self.read > self.limit {
-                    self.failed = true;
-                    let limit = self.limit;
-                    return Poll::Ready(Some(Err(Failure::TooLarge { limit }.into())));
-                }
-            }
-            return Poll::Ready(Some(Ok(frame)));
-        }
-        ready!(self.deadline.as_mut().poll(cx));
-        self.failed = true;
-        let timeout = self.timeout;
-        Poll::Ready(Some(Err(Failure::Deadline { timeout }.into())))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.failed || self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
 }

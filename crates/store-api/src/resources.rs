@@ -13,6 +13,7 @@ use store_api_rules::artwork_url::check_url;
 use crate::error::{Error, Result};
 use crate::handle::Client;
 use crate::model::{Artwork, CatalogProduct, Identified, Order, Product};
+use crate::operation::operation;
 use crate::pages::{self, Fetcher, Page};
 use crate::query::{ArtworkQuery, CatalogQuery, OrderQuery, ProductQuery, STREAM_PAGE_SIZE};
 
@@ -128,13 +129,9 @@ impl Artworks<'_> {
             .map_err(|e| Error::InvalidArgument(format!("name: {e}")))?;
         let body =
             types::CreateArtworkRequest::new(types::ArtworkSource::new(url.to_owned()), name);
-        let inner = &self.client.inner;
-        inner
-            .raw
-            .create_artwork(&inner.store_id, &body)
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|e| Error::from_raw(e, true))
+        let client = self.client;
+        let request = operation!(client, create_artwork(&client.inner.store_id, &body))?;
+        crate::operation::send(client, request).await
     }
 }
 
@@ -187,16 +184,12 @@ fn same_page(
     Ok(())
 }
 
-fn raw_error(error: progenitor_client::Error<types::Error>) -> Error {
-    Error::from_raw(error, true)
-}
-
 /// `impl Listed` for an item type: its query type, its raw get and list methods, and the list's filter
 /// arguments (computed from `$query`, after an optional `let`) and sort fields. The page envelope, the
 /// paging arguments, the error mapping and the stream paging are the same for every list.
 macro_rules! listed {
     (
-        $item:ty, $query_ty:ty, $get:ident, $list:ident,
+        $item:ty, $list_ty:ident, $query_ty:ty, $get:ident, $list:ident,
         |$query:ident| $(let $bind:pat = $init:expr;)? filters [$($filter:expr),*], sorts [$($sort:ident),*]
     ) => {
         impl Listed for $item {
@@ -206,12 +199,11 @@ macro_rules! listed {
                 let page = $query.paging.page.unwrap_or(1);
                 $(let $bind = $init;)?
                 let (limit, number) = ($query.paging.limit()?, $query.paging.page()?);
-                let inner = &client.inner;
-                let answer = inner
-                    .raw
-                    .$list(&inner.store_id, $($filter,)* limit, number, $($query.sorts.$sort),*)
-                    .await;
-                let list = answer.map_err(raw_error)?.into_inner();
+                let request = operation!(
+                    &client,
+                    $list(&client.inner.store_id, $($filter,)* limit, number, $($query.sorts.$sort),*)
+                )?;
+                let list: types::$list_ty = crate::operation::send(&client, request).await?;
                 same_page(list.query.as_ref(), page, limit)?;
                 Ok(Page {
                     items: list.items,
@@ -222,9 +214,8 @@ macro_rules! listed {
             }
 
             async fn get(client: &Client, id: &str) -> Result<Self> {
-                let inner = &client.inner;
-                let answer = inner.raw.$get(&inner.store_id, id).await;
-                let item = answer.map(|r| r.into_inner()).map_err(raw_error)?;
+                let request = operation!(client, $get(&client.inner.store_id, id))?;
+                let item: Self = crate::operation::send(client, request).await?;
                 // An answer about another resource (or none: every field is optional) is not this one.
                 if item.id() != id {
                     return Err(Error::Decode(format!(
@@ -244,17 +235,17 @@ macro_rules! listed {
     };
 }
 
-listed!(CatalogProduct, CatalogQuery, get_catalog_product, list_catalog_products, |query|
+listed!(CatalogProduct, CatalogProductList, CatalogQuery, get_catalog_product, list_catalog_products, |query|
     filters [query.method_filter().as_deref(), query.product_type_filter().as_deref()],
     sorts [created_at, name, updated_at]);
 
-listed!(Product, ProductQuery, get_product, list_products, |query|
+listed!(Product, ProductList, ProductQuery, get_product, list_products, |query|
     filters [query.status_filter().as_deref()], sorts [created_at, name, updated_at]);
 
-listed!(Artwork, ArtworkQuery, get_artwork, list_artworks, |query|
+listed!(Artwork, ArtworkList, ArtworkQuery, get_artwork, list_artworks, |query|
     filters [], sorts [created_at, name]);
 
-listed!(Order, OrderQuery, get_order, list_orders, |query|
+listed!(Order, OrderList, OrderQuery, get_order, list_orders, |query|
     let [external, fulfillment, payment, status] = query.filters()?;
     filters [external.as_deref(), fulfillment.as_deref(), payment.as_deref(), status.as_deref()],
     sorts [created_at, updated_at]);

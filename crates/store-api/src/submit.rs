@@ -9,9 +9,11 @@ use crate::difference::differences;
 use crate::error::{self, Error, Result};
 use crate::model::Order;
 use crate::new_order::IdentifiedOrder;
+use crate::operation::operation;
 use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::settings::{deadline_after, later};
+use crate::transport::KeyChoice;
 use crate::validate;
 
 /// A create-order request (the wire type): read it from JSON, or build it with
@@ -335,13 +337,9 @@ impl Orders<'_> {
     /// **Not safe to retry** unless the request carries an `externalOrderId`: without one, a retry after a
     /// timeout can create and bill a second order. Prefer [`Orders::submit`].
     pub async fn create(&self, order: &NewOrder) -> Result<Order> {
-        let inner = &self.client.inner;
-        inner
-            .raw
-            .create_order(&inner.store_id, order)
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|e| Error::from_raw(e, true))
+        let client = self.client;
+        let request = operation!(client, create_order(&client.inner.store_id, order))?;
+        crate::operation::send(client, request).await
     }
 
     /// Runs the service's order rules locally against the cached catalog and products; `Ok` when the
@@ -362,33 +360,18 @@ impl Orders<'_> {
     /// classified by its HTTP status before anything is
     /// decoded.
     async fn post_once(&self, order: &NewOrder, external_id: &str, number: u32) -> Result<Answer> {
-        let inner = &self.client.inner;
-        let http = progenitor_client::ClientInfo::client(&inner.raw);
-        let path = store_api_raw::contract::CREATE_ORDER.path.replace(
-            "{storeId}",
-            &progenitor_client::encode_path(&inner.store_id),
-        );
-        let url = format!("{}{path}", inner.base_url);
-        let mut request = http
-            .post(url)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .json(order)
-            .build()
-            .map_err(|e| {
-                Error::InvalidArgument(format!("cannot build the request: {}", e.without_url()))
-            })?;
-        let api_key = progenitor_client::ClientInfo::inner(&inner.raw).api_key();
-        store_api_raw::hooks::prepare(&mut request, api_key)
-            .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
-        let (sent, outcome) = inner
+        let client = self.client;
+        // Built by the generated `create_order` (route, body), sent once through the one path.
+        let request = operation!(client, create_order(&client.inner.store_id, order))?;
+        let (sent, outcome) = client
+            .inner
             .transport
-            .send_once(request, "create_order", number)
+            .send_once(request, &KeyChoice::Current, number)
             .await;
         let response = match sent {
             Ok(response) => response,
-            Err(source) => {
-                let not_sent = crate::network::failure_of(&source).is_some_and(|f| !f.sent());
-                let error = error::from_transport(source, true);
+            Err(error) => {
+                let not_sent = !error.may_have_been_processed();
                 let result = match outcome {
                     _ if not_sent => AttemptResult::NotSent,
                     // A 2xx whose body was refused (over the size limit): created, and unreadable.
@@ -402,8 +385,8 @@ impl Orders<'_> {
                         AttemptResult::Redirected(status)
                     }
                     // Any other answer failed here only because its body was refused (over the size
-                    // limit): the service's answers are small, so it is not taken as the service's
-                    // word (a refusal would read as "nothing was processed").
+                    // limit): the service's answers are small, so it is not taken as the
+                    // service's word (a refusal would read as "nothing was processed").
                     Outcome::Status(status, _) => AttemptResult::Intermediary(status),
                     _ if matches!(error, Error::Timeout { .. }) => AttemptResult::Timeout,
                     _ => AttemptResult::Connection,
@@ -415,9 +398,9 @@ impl Orders<'_> {
                 });
             }
         };
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response.bytes().await;
+        let status = response.status;
+        let headers = response.headers;
+        let body = response.body;
         Ok(match status {
             200..=299 => match body {
                 Ok(bytes) => match serde_json::from_slice::<Order>(&bytes) {
@@ -438,8 +421,8 @@ impl Orders<'_> {
                         readable: false,
                     },
                 },
-                Err(e) => Answer::CreatedUnreadable {
-                    error: error::from_transport(e, true),
+                Err(error) => Answer::CreatedUnreadable {
+                    error,
                     readable: false,
                 },
             },

@@ -1,36 +1,50 @@
-//! The transport every generated call goes through: rate limiting, retries, tracing, the user's
-//! hooks and the current API key, over the client's [`Network`], with the guarantees no network can
-//! take away: a deadline per attempt that covers the answer's body, a cap on what is read, no redirect
-//! followed and no request for another origin than the base URL's.
+//! The one path every request of the client takes: the typed operations, [`Orders::submit`]'s POSTs
+//! and lookups, `doctor`'s probes and the escape hatch ([`Client::request`]). [`ClientTransport::send`]
+//! (with the retries the caller picks) and [`ClientTransport::send_once`] (one attempt, for a caller
+//! with a retry loop of its own) are the single place that applies, once per attempt: the origin guard,
+//! the rate limiter, the user's hooks, the API key (read from the key handle at that moment), the
+//! deadline (covering the answer's body), the size cap and the redirect refusal, over the client's
+//! [`Network`]. Failures come back as the crate's own [`Error`], never inside another error type.
+//!
+//! [`Orders::submit`]: crate::Orders::submit
+//! [`Client::request`]: crate::Client::request
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use store_api_raw::KeyHandle;
-use store_api_raw::hooks::{API_KEY_HEADER, Transport, TransportFuture, set_api_key};
+use bytes::{Bytes, BytesMut};
+use reqwest::header::HeaderMap;
+use store_api_raw::contract::{OPERATIONS, Operation, VERSION_PREFIX};
+use store_api_raw::hooks::{API_KEY_HEADER, set_api_key};
+use store_api_raw::{ApiKey, KeyHandle};
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::error::{self, Result};
 use crate::hook::{AttemptInfo, AttemptOutcome, RequestHook};
 use crate::limiter::Limiter;
-use crate::network::{self, Failure, Network, NetworkError};
+use crate::network::{Failure, Network, NetworkError};
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 
-/// Plugs the limiter and the retry policy into the generated client (`store_api_raw::Transport`).
+/// The operation id hooks and spans see for a request that matches no operation of the spec (the
+/// escape hatch's, `doctor`'s probe of an unserved path).
+pub(crate) const UNKNOWN_OPERATION: &str = "api";
+
+/// The settings every attempt is sent under.
 #[derive(Debug)]
 pub(crate) struct ClientTransport {
     pub limiter: Arc<dyn Limiter>,
+    /// The retry policy of reads ([`Retries::Reads`]).
     pub policy: RetryPolicy,
     /// The longest store-wide pause one 429 can impose.
     pub max_pause: Duration,
-    /// Where every attempt reads its `X-API-Key` (shared with the raw client's hooks and any
-    /// verifier built on it).
+    /// Where every attempt reads its `X-API-Key`.
     pub key: KeyHandle,
     /// The user's hooks, in the order they run.
     pub hooks: Vec<Arc<dyn RequestHook>>,
     /// What carries each attempt.
     pub network: Arc<dyn Network>,
-    /// The most one attempt may take, its limiter wait and its answer's body included.
+    /// The most one attempt may take once the limiter lets it go, its answer's body included.
     pub timeout: Duration,
     /// The most bytes of one answer's body that are read.
     pub max_response_bytes: usize,
@@ -38,26 +52,70 @@ pub(crate) struct ClientTransport {
     pub origin: url::Origin,
 }
 
-impl Transport for ClientTransport {
-    fn execute<'a>(
-        &'a self,
-        _client: &'a reqwest::Client,
-        request: reqwest::Request,
-        operation_id: &'static str,
-    ) -> TransportFuture<'a> {
-        Box::pin(self.run(request, operation_id))
+/// Which retries a call gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retries {
+    /// The client's retry policy: a `GET` is replayed after any retryable outcome, another method only
+    /// when nothing was processed (a 429, no connection).
+    Reads,
+    /// One attempt (`doctor`'s probes, each sent once).
+    Never,
+}
+
+/// Which key a request carries.
+#[derive(Debug, Clone)]
+pub(crate) enum KeyChoice {
+    /// The one the client's key handle holds when the attempt starts.
+    Current,
+    /// This one (`doctor`'s probe of a key the service cannot accept).
+    Given(ApiKey),
+}
+
+/// An answer, its body read whole under the size cap and the attempt's deadline.
+#[derive(Debug, Clone)]
+pub(crate) struct Answer {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// An answer as one attempt got it: its head, and its body or why the body could not be read (past
+/// the size cap or the deadline, a connection broken mid-body). A caller that classifies answers by
+/// status alone (`Orders::submit`) still has the status when the body is lost.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Result<Bytes>,
+}
+
+impl Reply {
+    /// The answer, if its body was read.
+    fn whole(self) -> Result<Answer> {
+        Ok(Answer {
+            status: self.status,
+            headers: self.headers,
+            body: self.body?,
+        })
     }
 }
 
 impl ClientTransport {
-    async fn run(
+    /// Sends `request` (built by the generated code or the escape hatch, without a key) with the
+    /// retries `retries` allows, and returns the last attempt's answer, whatever its status.
+    pub(crate) async fn send(
         &self,
         request: reqwest::Request,
-        operation_id: &'static str,
-    ) -> reqwest::Result<reqwest::Response> {
-        // Only reads are replayed after a failure that may have been processed. Creates are replayed only
-        // when nothing was processed (429, no connection); `Orders::submit` sends its own POSTs with
-        // `send_once`, so that its loop is the only retry layer of a submission.
+        key: &KeyChoice,
+        retries: Retries,
+    ) -> Result<Answer> {
+        let policy = match retries {
+            Retries::Reads => self.policy,
+            Retries::Never => RetryPolicy::never(),
+        };
+        // Only reads are replayed after a failure that may have been processed. Creates are replayed
+        // only when nothing was processed (429, no connection); `Orders::submit` sends its own POSTs
+        // with `send_once`, so that its loop is the only retry layer of a submission.
         let replayable = request.method() == reqwest::Method::GET;
         let started = Instant::now();
         let mut attempt = 1;
@@ -66,93 +124,87 @@ impl ClientTransport {
         loop {
             let spare = current.try_clone();
             let sent_key = self.key.current();
-            let (result, outcome) = self.send_once(current, operation_id, attempt).await;
+            let (result, outcome) = self.send_once(current, key, attempt).await;
             let decision = match spare {
                 // A 401 to a key the handle no longer holds: the request crossed a rotation in flight.
                 // Nothing was processed (the key is checked first), so it is sent again at once with
                 // the new key, whatever the method; once only, as the key is re-read per attempt.
                 Some(_)
-                    if matches!(outcome, Outcome::Status(401, _))
+                    if matches!(key, KeyChoice::Current)
+                        && matches!(outcome, Outcome::Status(401, _))
                         && !rotated_retry
                         && self.key.current() != sent_key =>
                 {
                     rotated_retry = true;
                     Decision::RetryAfter(Duration::ZERO)
                 }
-                Some(_) => decide(
-                    &self.policy,
-                    replayable,
-                    outcome,
-                    attempt,
-                    started.elapsed(),
-                ),
+                Some(_) => decide(&policy, replayable, outcome, attempt, started.elapsed()),
                 None => Decision::Stop,
             };
             match (decision, spare) {
                 (Decision::RetryAfter(wait), Some(spare)) => {
-                    tracing::debug!(
-                        operation = operation_id,
-                        attempt,
-                        ?outcome,
-                        ?wait,
-                        "retrying"
-                    );
+                    tracing::debug!(attempt, ?outcome, ?wait, "retrying");
                     // No retry starts after the policy's time is up: the call ends within
                     // `max_elapsed` plus one attempt (a limiter's wait and a timeout).
-                    let left = self.policy.max_elapsed.saturating_sub(started.elapsed());
+                    let left = policy.max_elapsed.saturating_sub(started.elapsed());
                     tokio::time::sleep(wait.min(left)).await;
                     current = spare;
                     attempt += 1;
                 }
-                _ => return result,
+                _ => return result.and_then(Reply::whole),
             }
         }
     }
 
-    /// Sends one request under the rate limiter, in a span, with the user's hooks around it and the
-    /// key the handle holds now, and follows the rate-limit headers of the answer:
-    /// `X-RateLimit-Remaining: 0` and a 429's `Retry-After` (capped at `max_pause`) pause the whole
-    /// store. Once the limiter lets it go (after at most `max_pause` for the in-process limiter), the
-    /// exchange and the answer's body end within the client's timeout; a redirect comes back as an
-    /// error, never followed.
+    /// Sends one attempt of `request`: refused unsent for another origin than the base URL's; then
+    /// under the rate limiter, in a span, with the user's hooks around it and the key `key` names set
+    /// last (hooks neither see nor replace it); its answer's rate-limit headers followed
+    /// (`X-RateLimit-Remaining: 0` and a 429's `Retry-After`, capped at `max_pause`, pause the whole
+    /// store); a redirect refused, never followed; the body read whole, at most `max_response_bytes`
+    /// of it, all of it within the client's timeout from the moment the limiter let the attempt go.
+    ///
+    /// Returns the outcome for a retry decision alongside: for an answer whose body could not be read,
+    /// its status.
     pub(crate) async fn send_once(
         &self,
         mut request: reqwest::Request,
-        operation_id: &'static str,
+        key: &KeyChoice,
         attempt: u32,
-    ) -> (reqwest::Result<reqwest::Response>, Outcome) {
+    ) -> (Result<Reply>, Outcome) {
         let origin = request.url().origin();
         if origin != self.origin {
             let failure = Failure::OffBase {
                 origin: origin.ascii_serialization(),
             };
-            return (
-                Err(network::into_reqwest_error(failure).await),
-                Outcome::ConnectFailed,
-            );
+            return (Err(error::from_failure(failure)), Outcome::ConnectFailed);
         }
-        self.limiter.acquire().await;
-        let deadline = crate::settings::deadline_after(self.timeout);
+        let operation = operation_of(request.method(), request.url());
         let info = AttemptInfo {
             method: request.method().clone(),
-            operation_id,
-            path_template: path_template(operation_id),
+            operation_id: operation.map_or(UNKNOWN_OPERATION, |op| op.method_name),
+            path_template: operation.map_or("unknown", |op| op.path),
             attempt,
         };
+        self.limiter.acquire().await;
+        let deadline = crate::settings::deadline_after(self.timeout);
         let headers = request.headers_mut();
         // Hooks never see the key, and cannot replace it.
         headers.remove(API_KEY_HEADER);
         for hook in &self.hooks {
             hook.before(&info, headers);
         }
-        // Read per attempt, so a rotation reaches retries too. A key that cannot be a header value was
-        // refused when the request was prepared (same check); if a rotation brought one, the attempt
-        // goes without a key and the service answers 401.
-        let _ = set_api_key(headers, &self.key.current());
+        // Read per attempt, so a rotation reaches retries too. A key that cannot be a header value is
+        // refused when the client is built (same check); if a rotation brought one, the attempt goes
+        // without a key and the service answers 401.
+        let key = match key {
+            KeyChoice::Current => self.key.current(),
+            KeyChoice::Given(key) => key.clone(),
+        };
+        let _ = set_api_key(headers, &key);
         let span = tracing::info_span!(
             "store_api.request",
             method = %request.method(),
-            operation = operation_id,
+            operation = info.operation_id,
             path = info.path_template,
             attempt,
             status = tracing::field::Empty,
@@ -162,36 +214,34 @@ impl ClientTransport {
         let exchange = tokio::time::timeout_at(deadline, self.network.send(request))
             .instrument(span.clone())
             .await;
-        let (result, outcome, ended) = match exchange {
-            Ok(Ok(response)) => self.answer(response, &span, deadline).await,
+        let (response, ended) = match exchange {
+            Ok(Ok(response)) => {
+                let status = response.status().as_u16();
+                (Ok(response), AttemptOutcome::Status(status))
+            }
             Ok(Err(NetworkError::Http(error))) => {
-                let (outcome, ended) = if error.is_connect() {
-                    (Outcome::ConnectFailed, AttemptOutcome::ConnectFailed)
+                let ended = if error.is_connect() {
+                    AttemptOutcome::ConnectFailed
                 } else if error.is_timeout() {
-                    (Outcome::NoAnswer, AttemptOutcome::TimedOut)
+                    AttemptOutcome::TimedOut
                 } else {
-                    (Outcome::NoAnswer, AttemptOutcome::Failed)
+                    AttemptOutcome::Failed
                 };
-                (Err(error), outcome, ended)
+                (Err(error::from_reqwest(error)), ended)
             }
-            Ok(Err(NetworkError::NotConnected(cause))) => {
-                let error = network::into_reqwest_error(Failure::NotConnected(cause)).await;
-                (
-                    Err(error),
-                    Outcome::ConnectFailed,
-                    AttemptOutcome::ConnectFailed,
-                )
-            }
-            Ok(Err(NetworkError::Broken(cause))) => {
-                let error = network::into_reqwest_error(Failure::Broken(cause)).await;
-                (Err(error), Outcome::NoAnswer, AttemptOutcome::Failed)
-            }
+            Ok(Err(NetworkError::NotConnected(cause))) => (
+                Err(error::from_failure(Failure::NotConnected(cause))),
+                AttemptOutcome::ConnectFailed,
+            ),
+            Ok(Err(NetworkError::Broken(cause))) => (
+                Err(error::from_failure(Failure::Broken(cause))),
+                AttemptOutcome::Failed,
+            ),
             Err(_elapsed) => {
                 let failure = Failure::Deadline {
                     timeout: self.timeout,
                 };
-                let error = network::into_reqwest_error(failure).await;
-                (Err(error), Outcome::NoAnswer, AttemptOutcome::TimedOut)
+                (Err(error::from_failure(failure)), AttemptOutcome::TimedOut)
             }
         };
         if !self.hooks.is_empty() {
@@ -200,78 +250,141 @@ impl ClientTransport {
                 hook.after(&info, &ended, duration);
             }
         }
-        (result, outcome)
+        match response {
+            Ok(response) => self.answer(response, &span, deadline).await,
+            Err(error) => {
+                let outcome = if error.may_have_been_processed() {
+                    Outcome::NoAnswer
+                } else {
+                    Outcome::ConnectFailed
+                };
+                (Err(error), outcome)
+            }
+        }
     }
 
-    /// What an answer's head means: the rate-limit headers are followed, a redirect becomes an error,
-    /// and the body is handed on under the size limit and the attempt's deadline.
+    /// What an answer's head means: the rate-limit headers are followed, a redirect is refused, and
+    /// the body is read under the size cap and the attempt's deadline.
     async fn answer(
         &self,
-        response: reqwest::Response,
+        mut response: reqwest::Response,
         span: &tracing::Span,
         deadline: Instant,
-    ) -> (reqwest::Result<reqwest::Response>, Outcome, AttemptOutcome) {
+    ) -> (Result<Reply>, Outcome) {
         let status = response.status().as_u16();
         span.record("status", status);
-        let headers = response.headers();
-        if let Some(remaining) = header_u64(headers, "x-ratelimit-remaining") {
+        let headers = std::mem::take(response.headers_mut());
+        if let Some(remaining) = header_u64(&headers, "x-ratelimit-remaining") {
             span.record("rate_limit_remaining", remaining);
             self.limiter.observe_remaining(remaining).await;
         }
-        let retry_after = crate::error::retry_after(headers);
+        let retry_after = error::retry_after(&headers);
         if status == 429 {
             // Capped: one absurd header must not park every client of the store.
             let pause = retry_after.unwrap_or(Duration::from_secs(1));
             self.limiter.pause_for(pause.min(self.max_pause)).await;
         }
         let outcome = Outcome::Status(status, retry_after);
-        let ended = AttemptOutcome::Status(status);
         if response.status().is_redirection() {
             // The Store API never redirects: whoever answered this is not the service, and following
             // it would carry the key (and an order's body) to the host it names.
             let location = headers
                 .get(reqwest::header::LOCATION)
                 .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
-            let failure = Failure::Redirected { status, location };
             return (
-                Err(network::into_reqwest_error(failure).await),
+                Err(error::from_failure(Failure::Redirected {
+                    status,
+                    location,
+                })),
                 outcome,
-                ended,
             );
         }
-        match network::guard(response, self.max_response_bytes, deadline, self.timeout) {
-            Ok(guarded) => (Ok(guarded), outcome, ended),
-            Err(failure) => (
-                Err(network::into_reqwest_error(failure).await),
+        if response.content_length().is_some_and(|length| {
+            usize::try_from(length).map_or(true, |length| length > self.max_response_bytes)
+        }) {
+            // Not read at all: the answer says it is larger than the client reads.
+            let limit = self.max_response_bytes;
+            return (
+                Err(error::from_failure(Failure::TooLarge { limit })),
                 outcome,
-                ended,
-            ),
+            );
         }
+        let body = match tokio::time::timeout_at(deadline, self.read(response)).await {
+            Ok(body) => body,
+            Err(_elapsed) => Err(error::from_failure(Failure::Deadline {
+                timeout: self.timeout,
+            })),
+        };
+        (
+            Ok(Reply {
+                status,
+                headers,
+                body,
+            }),
+            outcome,
+        )
+    }
+
+    /// The body, whole, unless it is longer than the size cap.
+    async fn read(&self, mut response: reqwest::Response) -> Result<Bytes> {
+        let limit = self.max_response_bytes;
+        let too_large = || error::from_failure(Failure::TooLarge { limit });
+        // Sized by the answer's own length when it gives one (within the cap, checked before).
+        let expected = response
+            .content_length()
+            .and_then(|length| usize::try_from(length).ok());
+        let mut body = BytesMut::with_capacity(expected.unwrap_or(0).min(limit));
+        while let Some(chunk) = response.chunk().await.map_err(error::from_reqwest)? {
+            if body.len().saturating_add(chunk.len()) > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
     }
 }
 
-/// The route of an operation, for spans: the template, never the ids (which can be customer data).
-fn path_template(operation_id: &str) -> &'static str {
-    store_api_raw::contract::operation(operation_id).map_or("unknown", |operation| operation.path)
+/// The operation of the spec that `method` and `url` reach, if any: what hooks and spans name an
+/// attempt by, whoever built the request.
+pub(crate) fn operation_of(method: &reqwest::Method, url: &url::Url) -> Option<&'static Operation> {
+    let path = url.path();
+    let path = &path[path.find(VERSION_PREFIX)? + VERSION_PREFIX.len()..];
+    let segments: Vec<&str> = path.split('/').collect();
+    OPERATIONS.iter().find(|op| {
+        let template: Vec<&str> = op.path.split('/').collect();
+        op.method.as_str() == method.as_str()
+            && template.len() == segments.len()
+            && template
+                .iter()
+                .zip(&segments)
+                .all(|(part, segment)| part.starts_with('{') || part == segment)
+    })
 }
 
-fn header_u64(headers: &reqwest::header::HeaderMap, name: &str) -> Option<u64> {
+fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::path_template;
-    use store_api_raw::contract::OPERATIONS;
+    use super::*;
 
     #[test]
-    fn every_operation_has_its_path_template() {
-        // The hooks see the generated method's name; the table is generated from the same spec as the
-        // client (xtask checks the two agree).
+    fn every_operation_is_recognized_from_its_method_and_path() {
+        // The hooks see the operation of the request's route, whoever built it; the table is generated
+        // from the same spec as the client (xtask checks the two agree).
         assert!(!OPERATIONS.is_empty());
+        let base = "http://h:1/store-api/2026-08";
         for operation in OPERATIONS {
-            assert_eq!(path_template(operation.method_name), operation.path);
+            let path = operation.path.replace('{', "x").replace('}', "");
+            let url = url::Url::parse(&format!("{base}{path}?limit=1")).unwrap();
+            let method = reqwest::Method::from_bytes(operation.method.as_str().as_bytes()).unwrap();
+            let found = operation_of(&method, &url).map(|op| op.method_name);
+            assert_eq!(found, Some(operation.method_name), "{path}");
         }
-        assert_eq!(path_template("no_such_operation"), "unknown");
+        let unserved = url::Url::parse(&format!("{base}/stores/s/nowhere")).unwrap();
+        assert_eq!(operation_of(&reqwest::Method::GET, &unserved), None);
+        let status = url::Url::parse(&format!("{base}/stores/s/status")).unwrap();
+        assert_eq!(operation_of(&reqwest::Method::DELETE, &status), None);
     }
 }

@@ -557,7 +557,7 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          bind; its retries on) against a bare `reqwest` GET with the API key, decoded by `serde_json` \
          into the same `OrderList`; and `client.orders().submit` (pre-flight against the warm snapshot \
          cache, then one POST) against one bare POST of the same kind of order decoded into the same \
-         `Order`. Both sides share one `reqwest::Client` (the bare side sends with the client's own, `client.raw().client()`), so one pool. \
+         `Order`. Both sides share one `reqwest::Client` (the client sends through a `Network` over the bare side's), so one pool. \
          {} rounds of 10 requests per side, the side going first alternating; each ratio is the median \
          of the rounds' ratios.",
         number("client_overhead_rounds")

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use store_api_raw::contract::{
-    API_VERSION, PAGE_SIZE, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, RATE_LIMIT_BURST,
+    API_VERSION, GET_ARTWORK, GET_CATALOG_PRODUCT, GET_ORDER, GET_PRODUCT, GET_STATUS, LIST_ORDERS,
+    LIST_PRODUCTS, Operation, PAGE_SIZE, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, RATE_LIMIT_BURST,
     RATE_LIMIT_PER_SECOND,
 };
 use store_api_raw::types::{OrderList, ProductList};
@@ -23,6 +24,16 @@ const UNKNOWN_VALUE: &str = "doctor_unknown_value";
 const NO_SUCH_ID: &str = "doctor_no_such_id";
 /// A path under the store the API does not serve.
 const UNSERVED: &str = "doctor-unserved-path";
+
+/// The segment of `operation`'s route that names its collection (`products` in
+/// `/stores/{storeId}/products/{productId}`).
+fn collection(operation: &Operation) -> &'static str {
+    let path: &'static str = operation.path;
+    path.split('/')
+        .filter(|part| !part.is_empty() && !part.starts_with('{'))
+        .nth(1)
+        .unwrap_or(path)
+}
 
 /// The rate-limit headers of one answer to the store.
 #[derive(Debug, Clone, Copy)]
@@ -122,7 +133,7 @@ impl Probe<'_> {
     /// `GET /status` with the key, then a copy of it with a wrong key, then a path the API does not serve.
     async fn status_and_keys(&mut self) {
         let store_id = self.wire.store_id().to_owned();
-        let verdict = match self.get(Target::new(&["status"], ""), Key::Own).await {
+        let verdict = match self.get(Target::new(&GET_STATUS, &[], ""), Key::Own).await {
             Ok(answer) => {
                 let json = answer.json().unwrap_or(Value::Null);
                 let seen = (
@@ -145,7 +156,10 @@ impl Probe<'_> {
             verdict,
         );
 
-        let verdict = match self.get(Target::new(&["status"], ""), Key::Wrong).await {
+        let verdict = match self
+            .get(Target::new(&GET_STATUS, &[], ""), Key::Wrong)
+            .await
+        {
             Ok(answer) => match envelope(&answer, 401) {
                 Ok(seen) if seen.error.as_deref() == Some("Unauthorized") => {
                     Verdict::held_seeing(format!("401 {}", seen.message))
@@ -160,7 +174,7 @@ impl Probe<'_> {
             verdict,
         );
 
-        let verdict = match self.get(Target::new(&[UNSERVED], ""), Key::Own).await {
+        let verdict = match self.get(Target::unserved(UNSERVED), Key::Own).await {
             Ok(answer) => {
                 let expected = format!("{:?}", format!("Cannot GET {}", answer.path));
                 match envelope(&answer, 404) {
@@ -189,7 +203,10 @@ impl Probe<'_> {
         let mut total = Err(Verdict::not_checked("the first page was not read"));
         for page in [1_u64, 2] {
             let query = format!("limit=2&page={page}");
-            let verdict = match self.get(Target::new(&["products"], &query), Key::Own).await {
+            let verdict = match self
+                .get(Target::new(&LIST_PRODUCTS, &[], &query), Key::Own)
+                .await
+            {
                 Ok(answer) => match page_of(&answer, page, 2) {
                     Ok(list) => {
                         if page == 1 {
@@ -223,7 +240,10 @@ impl Probe<'_> {
             Ok(total) => {
                 let past = total.div_ceil(2) + 1;
                 let query = format!("limit=2&page={past}");
-                let verdict = match self.get(Target::new(&["products"], &query), Key::Own).await {
+                let verdict = match self
+                    .get(Target::new(&LIST_PRODUCTS, &[], &query), Key::Own)
+                    .await
+                {
                     Ok(answer) => {
                         empty_page(&answer, past, 2, total, &format!("page {past} (limit 2)"))
                     }
@@ -245,7 +265,10 @@ impl Probe<'_> {
         self.assume("page-limit-minimum", verdict);
 
         let query = format!("filter[status]=active&sort[name]=asc&limit={PAGE_SIZE_MAX}");
-        match self.get(Target::new(&["products"], &query), Key::Own).await {
+        match self
+            .get(Target::new(&LIST_PRODUCTS, &[], &query), Key::Own)
+            .await
+        {
             Ok(answer) => {
                 let (stated, sort_order) = filtered_and_sorted(&answer);
                 self.state(
@@ -265,7 +288,10 @@ impl Probe<'_> {
         }
 
         let query = format!("filter[status]={UNKNOWN_VALUE}");
-        let verdict = match self.get(Target::new(&["products"], &query), Key::Own).await {
+        let verdict = match self
+            .get(Target::new(&LIST_PRODUCTS, &[], &query), Key::Own)
+            .await
+        {
             Ok(answer) => empty_page(&answer, 1, PAGE_SIZE_DEFAULT, 0, &query),
             Err(not_sent) => Verdict::not_checked(not_sent.why()),
         };
@@ -274,7 +300,10 @@ impl Probe<'_> {
 
     /// `GET /products?{query}` must be refused as a validation failure: 400 with a message array.
     async fn validation_failure(&mut self, query: &str) -> Verdict {
-        match self.get(Target::new(&["products"], query), Key::Own).await {
+        match self
+            .get(Target::new(&LIST_PRODUCTS, &[], query), Key::Own)
+            .await
+        {
             Ok(answer) => match envelope(&answer, 400) {
                 Ok(seen) if seen.array => {
                     Verdict::held_seeing(format!("{query}: 400 {}", seen.message))
@@ -289,9 +318,11 @@ impl Probe<'_> {
     async fn not_found(&mut self) {
         let mut verdict = Verdict::not_checked("no resource probed");
         let mut messages = Vec::new();
-        for resource in ["products", "orders", "artworks", "catalog-products"] {
+        for operation in [&GET_PRODUCT, &GET_ORDER, &GET_ARTWORK, &GET_CATALOG_PRODUCT] {
+            // The collection's segment (`products`), as the findings name it.
+            let resource = collection(operation);
             let one = match self
-                .get(Target::new(&[resource, NO_SUCH_ID], ""), Key::Own)
+                .get(Target::new(operation, &[NO_SUCH_ID], ""), Key::Own)
                 .await
             {
                 Ok(answer) => match envelope(&answer, 404) {
@@ -320,7 +351,10 @@ impl Probe<'_> {
     /// The orders: values the spec does not list, and a filter on two external ids at once.
     async fn orders(&mut self) {
         let query = format!("limit={PAGE_SIZE_MAX}");
-        let answer = match self.get(Target::new(&["orders"], &query), Key::Own).await {
+        let answer = match self
+            .get(Target::new(&LIST_ORDERS, &[], &query), Key::Own)
+            .await
+        {
             Ok(answer) => answer,
             Err(not_sent) => {
                 self.assume("order-status-values", Verdict::not_checked(not_sent.why()));
@@ -380,7 +414,10 @@ impl Probe<'_> {
         };
         let (first, second) = ((*first).to_owned(), (*second).to_owned());
         let query = format!("filter[externalOrderId]={first},{second}");
-        let verdict = match self.get(Target::new(&["orders"], &query), Key::Own).await {
+        let verdict = match self
+            .get(Target::new(&LIST_ORDERS, &[], &query), Key::Own)
+            .await
+        {
             Ok(answer) => match serde_json::from_slice::<OrderList>(&answer.body) {
                 Ok(list) if answer.status == 200 => {
                     let mut found: Vec<&str> = list

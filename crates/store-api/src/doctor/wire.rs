@@ -2,26 +2,50 @@
 //! network, its answer read whole under the client's size limit and timeout, and counted against the
 //! probe's budget.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use reqwest::header::HeaderMap;
 use store_api_raw::ApiKey;
-use store_api_raw::hooks::set_api_key;
+use store_api_raw::contract::{GET_STATUS, Operation};
 
 use crate::handle::Client;
-use crate::network::{self, NetworkError};
+use crate::transport::{KeyChoice, Retries};
 
-/// A path under the store, and a query string written as the service reads it (`filter[status]=a,b`).
+/// A route of the spec (its template, from the generated contract) with the values of its
+/// parameters after the store's id, and a query string written as the service reads it
+/// (`filter[status]=a,b`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Target<'a> {
-    pub segments: &'a [&'a str],
+    pub template: &'a str,
+    pub params: &'a [&'a str],
+    /// A last segment after the template's (an unserved path).
+    pub extra: Option<&'a str>,
     pub query: &'a str,
 }
 
 impl<'a> Target<'a> {
-    pub fn new(segments: &'a [&'a str], query: &'a str) -> Target<'a> {
-        Target { segments, query }
+    /// `operation`'s route, its parameters after the store's id given by `params`.
+    pub fn new(operation: &'a Operation, params: &'a [&'a str], query: &'a str) -> Target<'a> {
+        Target {
+            template: operation.path,
+            params,
+            extra: None,
+            query,
+        }
+    }
+
+    /// A path under the store that no operation of the spec serves: the store's part of every
+    /// route, then `segment`.
+    pub fn unserved(segment: &'a str) -> Target<'a> {
+        // Every route starts with the store's part, `/stores/{storeId}` (the status route is that
+        // part and one segment).
+        let status = GET_STATUS.path;
+        let store_part = &status[..status.rfind('/').unwrap_or(status.len())];
+        Target {
+            template: store_part,
+            params: &[],
+            extra: Some(segment),
+            query: "",
+        }
     }
 }
 
@@ -101,7 +125,8 @@ impl<'c> Wire<'c> {
         self.client.store_id()
     }
 
-    /// `GET` the target with `key`.
+    /// `GET` the target with `key`, once, through the client's one request path (its limiter,
+    /// hooks, deadline, size cap, origin guard and redirect refusal).
     pub async fn get(&mut self, target: Target<'_>, key: Key) -> Result<Answer, NotSent> {
         if self.sent >= self.max {
             return Err(NotSent::Budget(self.max));
@@ -109,63 +134,47 @@ impl<'c> Wire<'c> {
         let transport = &self.client.inner.transport;
         let url = self.url(target)?;
         let path = url.path().to_owned();
-        let mut request = reqwest::Request::new(reqwest::Method::GET, url);
+        let request = reqwest::Request::new(reqwest::Method::GET, url);
         let key = match key {
-            Key::Own => transport.key.current(),
-            Key::Wrong => wrong(&transport.key.current()),
+            Key::Own => KeyChoice::Current,
+            Key::Wrong => KeyChoice::Given(wrong(&transport.key.current())),
         };
-        set_api_key(request.headers_mut(), &key).map_err(|e| NotSent::Failed(e.to_owned()))?;
-        let deadline = crate::settings::deadline_after(transport.timeout);
-        let timed_out = || NotSent::Failed(format!("no answer within {:?}", transport.timeout));
-        tokio::time::timeout_at(deadline, transport.limiter.acquire())
-            .await
-            .map_err(|_| timed_out())?;
         self.sent += 1;
-        let response = tokio::time::timeout_at(deadline, transport.network.send(request))
+        let answer = transport
+            .send(request, &key, Retries::Never)
             .await
-            .map_err(|_| timed_out())?
-            .map_err(|error: NetworkError| NotSent::Failed(error.to_string()))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        if let Some(remaining) = headers
-            .get("x-ratelimit-remaining")
-            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-        {
-            transport.limiter.observe_remaining(remaining).await;
-        }
-        if status == 429 {
-            let pause = crate::error::retry_after(&headers).unwrap_or(Duration::from_secs(1));
-            transport
-                .limiter
-                .pause_for(pause.min(transport.max_pause))
-                .await;
-        }
-        let body = network::guard(
-            response,
-            transport.max_response_bytes,
-            deadline,
-            transport.timeout,
-        )
-        .map_err(|failure| NotSent::Failed(failure.to_string()))?
-        .bytes()
-        .await
-        .map_err(|error| NotSent::Failed(error.to_string()))?;
+            .map_err(|error| NotSent::Failed(error.to_string()))?;
         Ok(Answer {
-            status,
-            headers,
-            body,
+            status: answer.status,
+            headers: answer.headers,
+            body: answer.body,
             path,
         })
     }
 
+    /// The URL of `target`: the base URL, then the template with the store's id and the target's
+    /// parameters in place of its own (percent-encoded), then its query.
     fn url(&self, target: Target<'_>) -> Result<url::Url, NotSent> {
         let mut url = url::Url::parse(self.client.base_url())
             .map_err(|e| NotSent::Failed(format!("the base URL: {e}")))?;
+        let mut values =
+            std::iter::once(self.client.store_id()).chain(target.params.iter().copied());
+        let mut segments = Vec::new();
+        for part in target.template.split('/').filter(|part| !part.is_empty()) {
+            if part.starts_with('{') {
+                let value = values
+                    .next()
+                    .ok_or_else(|| NotSent::Failed(format!("no value for {part}")))?;
+                segments.push(value);
+            } else {
+                segments.push(part);
+            }
+        }
+        segments.extend(target.extra);
         url.path_segments_mut()
             .map_err(|()| NotSent::Failed("the base URL cannot hold a path".to_owned()))?
             .pop_if_empty()
-            .extend(["stores", self.client.store_id()])
-            .extend(target.segments);
+            .extend(segments);
         if !target.query.is_empty() {
             url.set_query(Some(target.query));
         }
