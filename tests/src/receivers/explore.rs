@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Instant;
 
-use super::choice::{Replay, Tape};
+use super::choice::Tape;
+use super::replay::{Replay, branched, describe};
 use super::world::{Invariant, Price, Scenario, Verdict, World};
 
 /// How many violations a report keeps in full (every one is counted).
@@ -116,7 +117,7 @@ impl Report {
                     self.violations.push(Violation {
                         invariant: *invariant,
                         why: why.clone(),
-                        run: tape.describe(scenario),
+                        run: describe(tape, scenario),
                         replay: Replay::of(scenario, tape),
                     });
                 }
@@ -224,7 +225,7 @@ pub fn exhaustive(scenario: Scenario, limits: [usize; 3], threads: usize) -> Rep
                 if !root || thread == 0 {
                     report.record(scenario, &verdict, &tape);
                 }
-                push_children(&mut stack, &prefix, &tape.branched(scenario), |child| {
+                push_children(&mut stack, &prefix, &branched(&tape, scenario), |child| {
                     if child.len() == 1 && !scenario.first_delivery_to_receiver_0(child[0]) {
                         return false;
                     }
@@ -295,7 +296,7 @@ pub fn replay(replay: &Replay) -> Report {
             let tape = Tape::new(script.to_vec(), scenario.open_limits(), None);
             let (verdict, tape) = world.run(tape).await;
             report.record(scenario, &verdict, &tape);
-            eprintln!("run: {}", tape.describe(scenario));
+            eprintln!("run: {}", describe(&tape, scenario));
             report
         }
     })

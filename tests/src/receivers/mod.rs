@@ -28,9 +28,11 @@
 mod choice;
 mod explore;
 pub mod redis;
+mod replay;
 mod world;
 
-pub use choice::{Point, Replay, Tape};
+pub use choice::{Point, Tape};
 pub use explore::{Report, Violation, exhaustive, random, replay};
 pub use redis::SimRedis;
+pub use replay::Replay;
 pub use world::{Invariant, Price, Scenario, StoreKind, TICK, Verdict, World};
