@@ -6,7 +6,9 @@
 //!   lines, docs and attributes;
 //! - the table of each crate's normal dependencies among the workspace's crates (the one headed
 //!   `| crate | its normal dependencies among the workspace's crates |`) names exactly what
-//!   `cargo metadata` says, optional dependencies included, for every package of the workspace.
+//!   `cargo metadata` says, optional dependencies included, for every package of the workspace;
+//! - the emulator's code map names exactly the imports between the files of `server/` (its lines that
+//!   start with `server/` and the indented lines under them: `a → b, c` reads "a imports b and c").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -29,6 +31,8 @@ pub enum ArchitectureError {
     Io(PathBuf, std::io::Error),
     /// `cargo metadata` failed or did not say what it should.
     Metadata(String),
+    /// The import graph could not be read.
+    Imports(String),
     /// Claims that do not hold, one line each.
     Drift(Vec<String>),
 }
@@ -38,6 +42,7 @@ impl fmt::Display for ArchitectureError {
         match self {
             Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
             Self::Metadata(e) => write!(f, "cargo metadata: {e}"),
+            Self::Imports(e) => write!(f, "{e}"),
             Self::Drift(lines) => {
                 writeln!(f, "{DOCUMENT} and the code disagree:")?;
                 for line in lines {
@@ -84,10 +89,13 @@ pub fn check(root: &Path) -> Result<String, ArchitectureError> {
     let document =
         std::fs::read_to_string(&path).map_err(|e| ArchitectureError::Io(path.clone(), e))?;
     drift.extend(dependency_drift(&document, &packages));
+    let server = server_imports(root)?;
+    drift.extend(code_map_drift(&document, &server));
     if drift.is_empty() {
         Ok(format!(
-            "{DOCUMENT}: {thin} thin lib.rs/mod.rs files, the dependency table of {} packages: as the code",
-            packages.len()
+            "{DOCUMENT}: {thin} thin lib.rs/mod.rs files, the dependency table of {} packages, the {} imports of the emulator's server/: as the code",
+            packages.len(),
+            server.len()
         ))
     } else {
         Err(ArchitectureError::Drift(drift))
@@ -161,6 +169,96 @@ pub fn workspace_packages(root: &Path) -> Result<Vec<Package>, ArchitectureError
     }
     packages.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(packages)
+}
+
+/// The folder of the emulator whose imports the code map lists file by file.
+const SERVER_DIR: &str = "crates/store-api-fixtures/src/server";
+
+/// The imports between two files of the emulator's `server/` folder, by module name (`mod` for
+/// `mod.rs`), read as `cargo xtask imports` reads them (the emulator's strict rule: a `mod.rs`
+/// re-exporting a child imports it).
+pub fn server_imports(root: &Path) -> Result<BTreeSet<(String, String)>, ArchitectureError> {
+    let crates = crate::imports::workspace_crates(root)
+        .map_err(|e| ArchitectureError::Imports(e.to_string()))?;
+    let Some(lib) = crates
+        .iter()
+        .find(|c| c.package == "store-api-fixtures" && c.file.ends_with("src/lib.rs"))
+    else {
+        return Err(ArchitectureError::Metadata(
+            "no library target of store-api-fixtures".into(),
+        ));
+    };
+    let graph =
+        crate::imports::Graph::read(root, lib, crate::imports::Rule::for_package(&lib.package))
+            .map_err(|e| ArchitectureError::Imports(e.to_string()))?;
+    let module = |file: &Path| -> Option<String> {
+        let rest = file.strip_prefix(SERVER_DIR).ok()?;
+        let name = rest.to_str()?.strip_suffix(".rs")?;
+        (!name.contains('/')).then(|| name.to_owned())
+    };
+    Ok(graph
+        .imports()
+        .iter()
+        .filter_map(|i| Some((module(&i.from)?, module(&i.to)?)))
+        .filter(|(from, to)| from != to)
+        .collect())
+}
+
+/// The imports the code map names in its `server/` lines.
+fn code_map_server(document: &str) -> BTreeSet<(String, String)> {
+    let mut edges = BTreeSet::new();
+    let mut in_server = false;
+    for line in document.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix("server/") {
+            in_server = true;
+            add_chains(rest, &mut edges);
+        } else if in_server && line.starts_with("    ") && trimmed.contains('→') {
+            add_chains(trimmed, &mut edges);
+        } else {
+            in_server = false;
+        }
+    }
+    edges
+}
+
+/// `a → b, c;  d → e` as edges a→b, a→c, d→e (each name of a part imports each name of the next);
+/// words after a run of spaces that hold no arrow (the layer's label) are not modules.
+fn add_chains(line: &str, edges: &mut BTreeSet<(String, String)>) {
+    for segment in line.split(';') {
+        let parts: Vec<Vec<String>> = segment
+            .split('→')
+            .map(|part| {
+                part.split(',')
+                    .filter_map(|name| name.split_whitespace().next().map(str::to_owned))
+                    .collect()
+            })
+            .collect();
+        for pair in parts.windows(2) {
+            for from in &pair[0] {
+                for to in &pair[1] {
+                    edges.insert((from.clone(), to.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Where the code map's `server/` lines and the imports between `server/`'s files disagree.
+pub fn code_map_drift(document: &str, imports: &BTreeSet<(String, String)>) -> Vec<String> {
+    let documented = code_map_server(document);
+    let mut drift = Vec::new();
+    for (from, to) in imports.difference(&documented) {
+        drift.push(format!(
+            "server/{from} imports server/{to}, which the code map does not show"
+        ));
+    }
+    for (from, to) in documented.difference(imports) {
+        drift.push(format!(
+            "the code map shows server/{from} → {to}, which is not an import"
+        ));
+    }
+    drift
 }
 
 /// `src/lib.rs` and every `mod.rs` under `src`.
@@ -310,6 +408,27 @@ mod tests {
                 "line 2: a const `P`",
                 "line 3: a function `f`",
                 "line 4: an inline module `tests`",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_code_map_must_name_every_import_of_server() {
+        let document = "```\n state   a → b\n server/    mod → router → gate, auth;  gate → faults      HTTP\n            faults → access\n control → x\n```\n";
+        let edge = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+        let imports: BTreeSet<_> = [
+            edge("mod", "router"),
+            edge("router", "gate"),
+            edge("router", "auth"),
+            edge("gate", "faults"),
+            edge("faults", "connection"),
+        ]
+        .into();
+        assert_eq!(
+            code_map_drift(document, &imports),
+            [
+                "server/faults imports server/connection, which the code map does not show",
+                "the code map shows server/faults → access, which is not an import",
             ]
         );
     }
