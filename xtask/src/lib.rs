@@ -2,6 +2,7 @@
 //!
 //! Only `cargo xtask` runs this code; no published crate depends on it.
 
+pub mod architecture;
 pub mod bench;
 pub mod codegen;
 pub mod contract;

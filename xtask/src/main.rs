@@ -1,7 +1,8 @@
 //! Project automation. `cargo xtask codegen [--check]` regenerates (or checks) the raw transport crate;
 //! `cargo xtask growth` proves that every change the API may make within its version, regenerated, is a
 //! minor change of every published crate (cargo-semver-checks against the unmodified workspace);
-//! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates;
+//! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates
+//! and on any checkable claim of `docs/ARCHITECTURE.md` the code contradicts;
 //! `cargo xtask public-api [--check]` writes (or checks) docs/public-api/, the listing of every published crate's API;
 //! `cargo xtask bench [--quick]` measures the SDK against its targets and writes BENCHMARKS.md.
 
@@ -26,10 +27,8 @@ fn main() -> ExitCode {
             xtask::public_api::run(&xtask::workspace_root(), xtask::public_api::Mode::Check)
                 .map_err(Into::into)
         }
-        ["imports"] => xtask::imports::check(&xtask::workspace_root()).map_err(Into::into),
-        ["imports", "--root", root] => {
-            xtask::imports::check(std::path::Path::new(root)).map_err(Into::into)
-        }
+        ["imports"] => imports(&xtask::workspace_root()),
+        ["imports", "--root", root] => imports(std::path::Path::new(root)),
         ["bench"] => return xtask::bench::command(xtask::bench::Mode::Full),
         ["bench", "--quick"] => return xtask::bench::command(xtask::bench::Mode::Quick),
         _ => {
@@ -48,5 +47,19 @@ fn main() -> ExitCode {
             eprintln!("error: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The import-cycle check and the claims of `docs/ARCHITECTURE.md` (thin `mod.rs` files, the
+/// dependency table), which are about the same structure: both run, and both report.
+fn imports(root: &std::path::Path) -> Result<String, Box<dyn std::error::Error>> {
+    match (
+        xtask::imports::check(root),
+        xtask::architecture::check(root),
+    ) {
+        (Ok(cycles), Ok(architecture)) => Ok(format!("{cycles}\n{architecture}")),
+        (Err(e), Ok(architecture)) => Err(format!("{e}\n({architecture})").into()),
+        (Ok(_), Err(e)) => Err(e.into()),
+        (Err(cycles), Err(architecture)) => Err(format!("{cycles}\n{architecture}").into()),
     }
 }
