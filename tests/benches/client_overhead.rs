@@ -104,7 +104,7 @@ async fn run(rounds: usize) -> Result<(), BoxError> {
         .store_id(ALPHA)
         .api_key(&key)
         .timeout(Duration::from_secs(30))
-        .rate_limiter(relaxed_limiter())
+        .in_process_limiter(relaxed_limiter())
         .build()?;
     let http = client.raw().client().clone();
     for _ in 0..ORDERS {

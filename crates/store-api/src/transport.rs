@@ -11,7 +11,7 @@ use store_api_raw::hooks::{API_KEY_HEADER, Transport, TransportFuture, set_api_k
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::hook::{AttemptInfo, AttemptOutcome, RequestHook};
+use crate::hook::{RequestHook, TryInfo, TryOutcome};
 use crate::limiter::Limiter;
 use crate::network::{self, Failure, Network, NetworkError};
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
@@ -133,11 +133,11 @@ impl ClientTransport {
         }
         self.limiter.acquire().await;
         let deadline = crate::settings::deadline_after(self.timeout);
-        let info = AttemptInfo {
+        let info = TryInfo {
             method: request.method().clone(),
             operation_id,
             path_template: path_template(operation_id),
-            attempt,
+            number: attempt,
         };
         let headers = request.headers_mut();
         // Hooks never see the key, and cannot replace it.
@@ -166,11 +166,11 @@ impl ClientTransport {
             Ok(Ok(response)) => self.answer(response, &span, deadline).await,
             Ok(Err(NetworkError::Http(error))) => {
                 let (outcome, ended) = if error.is_connect() {
-                    (Outcome::ConnectFailed, AttemptOutcome::ConnectFailed)
+                    (Outcome::ConnectFailed, TryOutcome::ConnectFailed)
                 } else if error.is_timeout() {
-                    (Outcome::NoAnswer, AttemptOutcome::TimedOut)
+                    (Outcome::NoAnswer, TryOutcome::TimedOut)
                 } else {
-                    (Outcome::NoAnswer, AttemptOutcome::Failed)
+                    (Outcome::NoAnswer, TryOutcome::Failed)
                 };
                 (Err(error), outcome, ended)
             }
@@ -179,19 +179,19 @@ impl ClientTransport {
                 (
                     Err(error),
                     Outcome::ConnectFailed,
-                    AttemptOutcome::ConnectFailed,
+                    TryOutcome::ConnectFailed,
                 )
             }
             Ok(Err(NetworkError::Broken(cause))) => {
                 let error = network::into_reqwest_error(Failure::Broken(cause)).await;
-                (Err(error), Outcome::NoAnswer, AttemptOutcome::Failed)
+                (Err(error), Outcome::NoAnswer, TryOutcome::Failed)
             }
             Err(_elapsed) => {
                 let failure = Failure::Deadline {
                     timeout: self.timeout,
                 };
                 let error = network::into_reqwest_error(failure).await;
-                (Err(error), Outcome::NoAnswer, AttemptOutcome::TimedOut)
+                (Err(error), Outcome::NoAnswer, TryOutcome::TimedOut)
             }
         };
         if !self.hooks.is_empty() {
@@ -210,7 +210,7 @@ impl ClientTransport {
         response: reqwest::Response,
         span: &tracing::Span,
         deadline: Instant,
-    ) -> (reqwest::Result<reqwest::Response>, Outcome, AttemptOutcome) {
+    ) -> (reqwest::Result<reqwest::Response>, Outcome, TryOutcome) {
         let status = response.status().as_u16();
         span.record("status", status);
         let headers = response.headers();
@@ -225,7 +225,7 @@ impl ClientTransport {
             self.limiter.pause_for(pause.min(self.max_pause)).await;
         }
         let outcome = Outcome::Status(status, retry_after);
-        let ended = AttemptOutcome::Status(status);
+        let ended = TryOutcome::Status(status);
         if response.status().is_redirection() {
             // The Store API never redirects: whoever answered this is not the service, and following
             // it would carry the key (and an order's body) to the host it names.
