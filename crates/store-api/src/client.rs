@@ -733,6 +733,27 @@ mod tests {
         assert!(matches!(result, Err(Error::InvalidArgument { .. })));
     }
 
+    /// An unparsable base URL is refused with the URL parser's error as the source, not only its text.
+    #[test]
+    fn an_invalid_base_url_keeps_the_parser_error_as_its_source() {
+        let error = match Client::builder()
+            .api_key("k")
+            .store_id("s")
+            .base_url("http://[::1")
+            .build()
+        {
+            Err(error) => error,
+            Ok(_) => panic!("an unparsable base URL was accepted"),
+        };
+        assert!(
+            error
+                .to_string()
+                .starts_with("invalid argument: invalid base URL: ")
+        );
+        let source = std::error::Error::source(&error).expect("the parser's error as the source");
+        assert_eq!(source.to_string(), "invalid IPv6 address");
+    }
+
     fn build_at(url: &str, allow_insecure_http: bool) -> Result<Client> {
         Client::builder()
             .api_key("k")
