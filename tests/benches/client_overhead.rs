@@ -109,7 +109,7 @@ async fn run(rounds: usize) -> Result<(), BoxError> {
         .store_id(ALPHA)
         .api_key(&key)
         .timeout(Duration::from_secs(30))
-        .rate_limiter(relaxed_limiter())
+        .in_process_limiter(relaxed_limiter())
         .build()?;
 
     for _ in 0..ORDERS {

@@ -213,7 +213,7 @@ async fn run(calls: usize, plan: FaultPlan) -> Result<Report, BoxError> {
         .store_id(ALPHA)
         .api_key(key_of(&emu, ALPHA))
         .timeout(CLIENT_TIMEOUT)
-        .rate_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
+        .in_process_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
         .submit_retry_policy(
             RetryPolicy::default()
                 .with_max_attempts(12)

@@ -429,7 +429,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
     ];
     for (case, result) in results {
         assert!(
-            matches!(result, Err(Error::InvalidArgument(_))),
+            matches!(result, Err(Error::InvalidArgument { .. })),
             "{case}: {result:?}"
         );
     }

@@ -11,7 +11,7 @@ use axum::Router;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use store_api::hook::{AttemptInfo, AttemptOutcome, RequestHook};
+use store_api::hook::{RequestHook, TryInfo, TryOutcome};
 use store_api::{Client, KeyHandle, new_external_order_id};
 use store_api_tests::{ALPHA, builder_at, emulator, key_of, tee_order};
 use store_api_webhooks::axum::VerifiedEvent;
@@ -22,8 +22,8 @@ use store_api_webhooks::{Verifier, WebhookError, sign};
 struct Unauthorized(AtomicUsize);
 
 impl RequestHook for Unauthorized {
-    fn after(&self, _: &AttemptInfo, outcome: &AttemptOutcome, _: Duration) {
-        if *outcome == AttemptOutcome::Status(401) {
+    fn after(&self, _: &TryInfo, outcome: &TryOutcome, _: Duration) {
+        if *outcome == TryOutcome::Status(401) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
     }
@@ -184,15 +184,15 @@ async fn a_request_that_crossed_the_rotation_is_replayed_with_the_new_key() {
     struct RotateInFlight {
         handle: KeyHandle,
         new_key: String,
-        attempts: Mutex<Vec<(u32, AttemptOutcome)>>,
+        attempts: Mutex<Vec<(u32, TryOutcome)>>,
     }
     impl RequestHook for RotateInFlight {
-        fn after(&self, attempt: &AttemptInfo, outcome: &AttemptOutcome, _: Duration) {
+        fn after(&self, attempt: &TryInfo, outcome: &TryOutcome, _: Duration) {
             let mut attempts = self.attempts.lock().unwrap();
             if attempts.is_empty() {
                 self.handle.rotate(self.new_key.clone());
             }
-            attempts.push((attempt.attempt, *outcome));
+            attempts.push((attempt.number, *outcome));
         }
     }
     let handle = KeyHandle::new(old_key);
@@ -209,9 +209,6 @@ async fn a_request_that_crossed_the_rotation_is_replayed_with_the_new_key() {
     rotating.status().await.unwrap();
     assert_eq!(
         *hook.attempts.lock().unwrap(),
-        [
-            (1, AttemptOutcome::Status(401)),
-            (2, AttemptOutcome::Status(200))
-        ]
+        [(1, TryOutcome::Status(401)), (2, TryOutcome::Status(200))]
     );
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use axum::body::{Body, Bytes};
 use futures::{StreamExt as _, stream};
 use store_api::doctor::{DoctorOptions, Report, diagnose};
-use store_api::hook::{AttemptInfo, AttemptOutcome, HeaderMap, HeaderValue, Method, RequestHook};
+use store_api::hook::{HeaderMap, HeaderValue, Method, RequestHook, TryInfo, TryOutcome};
 use store_api::{
     Client, ClientBuilder, Error, KeyHandle, Limiter, LimiterFuture, RateLimiter, RetryPolicy,
     Submission,
@@ -164,7 +164,7 @@ fn builder(origin: &str, key: &str) -> ClientBuilder {
         .base_url(origin)
         .store_id(ALPHA)
         .api_key(key)
-        .rate_limiter(relaxed_limiter())
+        .in_process_limiter(relaxed_limiter())
         .retry_policy(fast)
         .submit_retry_policy(fast)
         .timeout(Duration::from_secs(5))
@@ -174,12 +174,12 @@ fn builder(origin: &str, key: &str) -> ClientBuilder {
 #[derive(Debug, Default)]
 struct Recorder {
     before: Mutex<Vec<&'static str>>,
-    after: Mutex<Vec<(&'static str, AttemptOutcome)>>,
+    after: Mutex<Vec<(&'static str, TryOutcome)>>,
     saw_key: AtomicUsize,
 }
 
 impl RequestHook for Recorder {
-    fn before(&self, attempt: &AttemptInfo, headers: &mut HeaderMap) {
+    fn before(&self, attempt: &TryInfo, headers: &mut HeaderMap) {
         if headers.contains_key("x-api-key") {
             self.saw_key.fetch_add(1, Ordering::SeqCst);
         }
@@ -187,7 +187,7 @@ impl RequestHook for Recorder {
         lock(&self.before).push(attempt.operation_id);
     }
 
-    fn after(&self, attempt: &AttemptInfo, outcome: &AttemptOutcome, _duration: Duration) {
+    fn after(&self, attempt: &TryInfo, outcome: &TryOutcome, _duration: Duration) {
         lock(&self.after).push((attempt.operation_id, *outcome));
     }
 }
@@ -289,7 +289,7 @@ async fn every_caller_runs_the_hooks_around_every_attempt() {
     assert!(
         after
             .iter()
-            .all(|(_, outcome)| matches!(outcome, AttemptOutcome::Status(200 | 201))),
+            .all(|(_, outcome)| matches!(outcome, TryOutcome::Status(200 | 201))),
         "{after:?}"
     );
 }
@@ -317,7 +317,7 @@ async fn every_caller_takes_a_token_of_the_limiter_per_request() {
     // And a limiter that lets nothing go holds every caller back: nothing is sent.
     let closed = RateLimiter::with_rate(1, Duration::from_secs(3600));
     let client = builder(&front.origin(), &key_of(&emu, ALPHA))
-        .rate_limiter(closed.clone())
+        .in_process_limiter(closed.clone())
         .build()
         .unwrap();
     closed.pause_for(Duration::from_secs(3600));

@@ -97,7 +97,7 @@ async fn a_submit_retry_budget_of_duration_max_panics_nowhere() {
         .timeout(Duration::MAX)
         .max_rate_limit_pause(Duration::MAX)
         .cache_ttl(Duration::MAX)
-        .rate_limiter(RateLimiter::with_rate(1000, Duration::MAX))
+        .in_process_limiter(RateLimiter::with_rate(1000, Duration::MAX))
         .submit_retry_policy(policy)
         .retry_policy(policy);
     reads_and_submits(&emu, every, 1).await;

@@ -77,7 +77,7 @@ fn client(emu: &Emulator, store: &str, key: &str) -> Client {
         .base_url(emu.base_url())
         .store_id(store)
         .api_key(key)
-        .rate_limiter(RateLimiter::with_rate(100, Duration::from_millis(1)))
+        .in_process_limiter(RateLimiter::with_rate(100, Duration::from_millis(1)))
         .build()
         .unwrap()
 }
@@ -273,7 +273,7 @@ async fn follow_up_refuses_an_event_of_another_store() {
         store_api_webhooks::Event::new("evt_1", "store_beta", Topic::OrdersUpdate, &placed.id);
     let result = follow_up(&client, &foreign).await;
     assert!(
-        matches!(result, Err(store_api::Error::InvalidArgument(_))),
+        matches!(result, Err(store_api::Error::InvalidArgument { .. })),
         "{result:?}"
     );
 }

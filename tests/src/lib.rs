@@ -102,7 +102,7 @@ pub fn builder_at(base_url: &str, store_id: &str, api_key: &str) -> ClientBuilde
         .base_url(base_url)
         .store_id(store_id)
         .api_key(api_key)
-        .rate_limiter(relaxed_limiter())
+        .in_process_limiter(relaxed_limiter())
         .retry_policy(fast_retry())
         .submit_retry_policy(fast_retry())
         .timeout(Duration::from_secs(10))

@@ -119,7 +119,7 @@ fn client_at(base_url: &str, emu: &Emulator) -> Client {
         .store_id(ALPHA)
         .api_key(key_of(emu, ALPHA))
         .timeout(Duration::from_secs(5))
-        .rate_limiter(relaxed_limiter())
+        .in_process_limiter(relaxed_limiter())
         .max_rate_limit_pause(Duration::from_millis(20))
         .retry_policy(
             RetryPolicy::default()

@@ -63,9 +63,8 @@ impl CliError {
 /// The exit code of an answer the service gave: what the SDK's one retry rule would retry (429, 5xx)
 /// is worth trying again later, like a transport failure; any other 4xx is a refusal.
 fn status_exit_code(status: u16) -> u8 {
-    let outcome = store_api::retry::Outcome::Status(status, None);
     match status {
-        _ if store_api::retry::is_retryable(outcome, true) => EXIT_TRANSPORT,
+        _ if store_api::RetryPolicy::retries_status(status) => EXIT_TRANSPORT,
         400..=499 => EXIT_API,
         _ => EXIT_TRANSPORT,
     }
@@ -75,7 +74,7 @@ fn api_exit_code(error: &ApiError) -> u8 {
     match error {
         ApiError::Invalid { .. } => EXIT_API,
         // Refused locally before sending: a page size out of range, a comma in an external id.
-        ApiError::InvalidArgument(_) => EXIT_USAGE,
+        ApiError::InvalidArgument { .. } => EXIT_USAGE,
         // A 429 that outlived the retries is worth retrying later, like a 5xx.
         other if other.is_retryable() => EXIT_TRANSPORT,
         other => other.status().map_or(EXIT_TRANSPORT, status_exit_code),
@@ -242,8 +241,22 @@ mod tests {
                 .into(),
                 EXIT_TRANSPORT,
             ),
-            (ApiError::Decode("x".into()).into(), EXIT_TRANSPORT),
-            (ApiError::InvalidArgument("x".into()).into(), EXIT_USAGE),
+            (
+                ApiError::Decode {
+                    message: "x".into(),
+                    source: None,
+                }
+                .into(),
+                EXIT_TRANSPORT,
+            ),
+            (
+                ApiError::InvalidArgument {
+                    message: "x".into(),
+                    source: None,
+                }
+                .into(),
+                EXIT_USAGE,
+            ),
         ];
         for (error, code) in cases {
             assert_eq!(error.exit_code(), code, "{error:?}");

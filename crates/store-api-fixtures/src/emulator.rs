@@ -465,7 +465,7 @@ impl Emulator {
             // (`allow_remote`), and its keys are the emulator's own, not a store's.
             .allow_insecure_http(true);
         if self.shared.limiter.is_none() {
-            builder = builder.rate_limiter(store_api::RateLimiter::with_rate(
+            builder = builder.in_process_limiter(store_api::RateLimiter::with_rate(
                 1000,
                 Duration::from_micros(100),
             ));

@@ -302,7 +302,7 @@ async fn run(scenario: Scenario, mut backend: Backend, events: usize) -> Result<
         .base_url(emulator.base_url())
         .store_id(&store.id)
         .api_key(&store.api_key)
-        .rate_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
+        .in_process_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
         .build()?;
     let started = Instant::now();
     let created = Arc::new(AtomicUsize::new(0));

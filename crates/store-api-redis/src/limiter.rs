@@ -259,9 +259,9 @@ impl RedisLimiter {
             redis: redis.into(),
             base_url: base_url.into(),
             store_id: store_id.into(),
-            burst: store_api::ratelimit::BURST,
+            burst: store_api_raw::contract::RATE_LIMIT_BURST,
             // The in-process limiter's interval: the service's 500 ms plus a margin for jitter.
-            interval: store_api::ratelimit::TOKEN_INTERVAL,
+            interval: store_api::RateLimiter::DEFAULT_INTERVAL,
             max_pause: store_api::DEFAULT_MAX_RATE_LIMIT_PAUSE,
             replicas: 1,
             on_error: OnRedisError::FallBack,
@@ -627,7 +627,9 @@ fn normalize_base_url(url: &str) -> Result<String, RedisError> {
     parsed.set_query(None);
     parsed.set_fragment(None);
     let text = parsed.as_str().trim_end_matches('/');
-    let text = text.strip_suffix(store_api::VERSION_PATH).unwrap_or(text);
+    let text = text
+        .strip_suffix(store_api_raw::contract::VERSION_PREFIX)
+        .unwrap_or(text);
     Ok(text.trim_end_matches('/').to_owned())
 }
 

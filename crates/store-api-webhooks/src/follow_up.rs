@@ -40,11 +40,14 @@ pub enum FollowUp {
 /// ```
 pub async fn follow_up(client: &Client, event: &Event) -> Result<FollowUp, store_api::Error> {
     if event.store_id != client.store_id() {
-        return Err(store_api::Error::InvalidArgument(format!(
-            "the event belongs to store {} but the client works for store {}; nothing was fetched",
-            event.store_id,
-            client.store_id()
-        )));
+        return Err(store_api::Error::InvalidArgument {
+            message: format!(
+                "the event belongs to store {} but the client works for store {}; nothing was fetched",
+                event.store_id,
+                client.store_id()
+            ),
+            source: None,
+        });
     }
     match event.resource() {
         Resource::Order(id) => client

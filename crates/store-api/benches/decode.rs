@@ -198,7 +198,7 @@ fn fetch_page() -> Result<Vec<u8>, BoxError> {
             .base_url(emulator.base_url())
             .store_id(&store.id)
             .api_key(&store.api_key)
-            .rate_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
+            .in_process_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
             .build()?;
         let artwork = client.artworks().create("Logo", IMAGE_URL).await?;
         for index in 0..ORDERS {

@@ -274,7 +274,7 @@ async fn seed_orders(count: u64, state_file: &PathBuf) -> Result<(), BoxError> {
         .base_url(emulator.base_url())
         .store_id(&store.id)
         .api_key(&store.api_key)
-        .rate_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
+        .in_process_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
         .build()?;
     let orders = (0..count).map(new_order).collect::<Result<Vec<_>, _>>()?;
     futures::stream::iter(orders.iter().map(|order| {

@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
-use store_api::{Client, NewOrder, RateLimiter, StoreSnapshot};
+use store_api::validate::StoreSnapshot;
+use store_api::{Client, NewOrder, RateLimiter};
 use store_api_fixtures::Emulator;
 use store_api_raw::types;
 use store_api_rules::validate_order;
@@ -183,7 +184,7 @@ fn fetch_snapshot() -> Result<StoreSnapshot, BoxError> {
             .base_url(emulator.base_url())
             .store_id(&store.id)
             .api_key(&store.api_key)
-            .rate_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
+            .in_process_limiter(RateLimiter::with_rate(1_000, Duration::from_micros(100)))
             .build()?;
         let shared = client.store_snapshot().await?;
         let snapshot = StoreSnapshot::new(shared.catalog().to_vec(), shared.products().to_vec());

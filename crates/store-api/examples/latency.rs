@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use store_api::hook::{AttemptInfo, AttemptOutcome, RequestHook};
+use store_api::hook::{RequestHook, TryInfo, TryOutcome};
 use store_api::{CatalogQuery, ProductQuery};
 use store_api_fixtures::Emulator;
 
@@ -29,7 +29,7 @@ struct Stats {
 }
 
 impl RequestHook for Latency {
-    fn after(&self, attempt: &AttemptInfo, outcome: &AttemptOutcome, duration: Duration) {
+    fn after(&self, attempt: &TryInfo, outcome: &TryOutcome, duration: Duration) {
         // A poisoned map still holds whole numbers: a metrics hook must never fail a request.
         let mut map = self
             .by_operation
@@ -41,7 +41,7 @@ impl RequestHook for Latency {
         stats.count += 1;
         stats.total += duration;
         stats.max = stats.max.max(duration);
-        if !matches!(outcome, AttemptOutcome::Status(200..=299)) {
+        if !matches!(outcome, TryOutcome::Status(200..=299)) {
             stats.errors += 1;
         }
     }

@@ -9,7 +9,7 @@
 use std::error::Error;
 
 use store_api::{
-    Address, Client, OrderBuilder, ShipTo, Submission, Submitted, new_external_order_id,
+    Client, OrderBuilder, ShipTo, ShipToAddress, Submission, Submitted, new_external_order_id,
 };
 
 /// Places two black M Sunset Tees for Ada Lovelace in Austin under `external_id`.
@@ -17,7 +17,7 @@ async fn place_order(client: &Client, external_id: &str) -> Result<Submission, B
     let ship_to = ShipTo::new(
         "Ada",
         "Lovelace",
-        Address::us("1 Main St", "Austin", "TX", "78701")?,
+        ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?,
     )?;
     let order = OrderBuilder::new(external_id, ship_to)?
         .sku("AA-TEE-SUN-BLK-M", 2)

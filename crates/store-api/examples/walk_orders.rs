@@ -42,7 +42,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
 mod tests {
     use std::collections::BTreeSet;
 
-    use store_api::{Address, OrderBuilder, ShipTo};
+    use store_api::{OrderBuilder, ShipTo, ShipToAddress};
     use store_api_fixtures::Emulator;
 
     use super::*;
@@ -52,7 +52,7 @@ mod tests {
         let emu = Emulator::builder().rate_limit(false).start().await.unwrap();
         let client = emu.client("store_alpha").unwrap();
         let before = emu.order_count("store_alpha");
-        let address = Address::us("1 Main St", "Austin", "TX", "78701").unwrap();
+        let address = ShipToAddress::us("1 Main St", "Austin", "TX", "78701").unwrap();
         let ship_to = ShipTo::new("Ada", "Lovelace", address).unwrap();
         for n in 0..7 {
             let order = OrderBuilder::new(&format!("walk-{n}"), ship_to.clone())

@@ -63,15 +63,19 @@ async fn webhook(State(state): State<Receiver>, VerifiedEvent(event): VerifiedEv
         // outlive it; another delivery then runs). Make what consumes the queue idempotent on the
         // event id as well: a receiver killed after this line runs the event again.
         if !lease.is_held() {
-            return Err(store_api::Error::InvalidArgument(
-                "the claim on the event was lost".into(),
-            ));
+            return Err(store_api::Error::InvalidArgument {
+                message: "the claim on the event was lost".into(),
+                source: None,
+            });
         }
         // A closed queue means the application is shutting down: fail, so the event comes again.
         state
             .followed
             .send(current)
-            .map_err(|_| store_api::Error::InvalidArgument("the follow-up queue is closed".into()))
+            .map_err(|error| store_api::Error::InvalidArgument {
+                message: "the follow-up queue is closed".into(),
+                source: Some(error.into()),
+            })
     })
     .await;
     StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
@@ -103,7 +107,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::time::Duration;
 
-    use store_api::{Address, OrderBuilder, ShipTo};
+    use store_api::{OrderBuilder, ShipTo, ShipToAddress};
     use store_api_fixtures::Emulator;
     use store_api_webhooks::sign;
 
@@ -121,7 +125,7 @@ mod tests {
         let topics = BTreeMap::from([("orders_create".to_owned(), url.clone())]);
         emu.set_webhooks("store_alpha", topics).unwrap();
 
-        let address = Address::us("1 Main St", "Austin", "TX", "78701").unwrap();
+        let address = ShipToAddress::us("1 Main St", "Austin", "TX", "78701").unwrap();
         let ship_to = ShipTo::new("Ada", "Lovelace", address).unwrap();
         let order = OrderBuilder::new("hook-1", ship_to)
             .unwrap()

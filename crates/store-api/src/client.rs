@@ -27,7 +27,7 @@ use crate::transport::ClientTransport;
 use crate::validate::StoreSnapshot;
 
 /// The path after the host: every Store API 2026-08 route lives under it.
-pub const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;
+pub(crate) const VERSION_PATH: &str = store_api_raw::contract::VERSION_PREFIX;
 
 /// The longest store-wide pause a 429's `Retry-After` imposes by default: 10 seconds. The service's own
 /// bucket refills a token every 500 ms, so a real Retry-After is short; a longer one (a misbehaving proxy,
@@ -120,7 +120,7 @@ impl Client {
 
     /// The rate limiter this client shares with its clones (and by default with every client of the
     /// same store and base URL in the process).
-    pub fn rate_limiter(&self) -> &RateLimiter {
+    pub fn in_process_limiter(&self) -> &RateLimiter {
         &self.inner.limiter
     }
 
@@ -333,14 +333,14 @@ impl ClientBuilder {
 
     /// Shares a rate limiter between clients (by default, clients of the same store and base URL in one
     /// process already share one).
-    pub fn rate_limiter(mut self, limiter: RateLimiter) -> Self {
+    pub fn in_process_limiter(mut self, limiter: RateLimiter) -> Self {
         self.limiter = Some(limiter);
         self
     }
 
     /// Sends every request through `limiter` instead of the in-process one, for a limit shared by
     /// several processes (`store_api_redis::RedisLimiter`). The in-process limiter (see
-    /// [`rate_limiter`](Self::rate_limiter)) is then not used by this client's requests.
+    /// [`in_process_limiter`](Self::in_process_limiter)) is then not used by this client's requests.
     pub fn limiter(mut self, limiter: Arc<dyn Limiter>) -> Self {
         self.shared_limiter = Some(limiter);
         self
@@ -427,21 +427,21 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client> {
         let api_key = self
             .api_key
-            .ok_or_else(|| Error::InvalidArgument("an API key is required".into()))?;
+            .ok_or_else(|| Error::invalid_argument("an API key is required"))?;
         // Refused here rather than on every request (a rotation to such a key is refused per attempt).
         set_api_key(&mut reqwest::header::HeaderMap::new(), &api_key.current())
-            .map_err(|message| Error::InvalidArgument(message.to_owned()))?;
+            .map_err(Error::invalid_argument)?;
         let store_id = self
             .store_id
             .filter(|s| !s.is_empty())
-            .ok_or_else(|| Error::InvalidArgument("a store id is required".into()))?;
+            .ok_or_else(|| Error::invalid_argument("a store id is required"))?;
         let base_url = normalize_base_url(
             &self
                 .base_url
-                .ok_or_else(|| Error::InvalidArgument("a base URL is required".into()))?,
+                .ok_or_else(|| Error::invalid_argument("a base URL is required"))?,
         )?;
         let parsed = url::Url::parse(&base_url)
-            .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;
+            .map_err(|e| Error::invalid_argument_from(format!("invalid base URL: {e}"), e))?;
         if !self.allow_insecure_http {
             refuse_clear_text(&parsed)?;
         }
@@ -466,7 +466,9 @@ impl ClientBuilder {
             );
         let http = with_root_certificates(http, &self.root_certificates)?
             .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| {
+                Error::invalid_argument_from(format!("cannot build the HTTP client: {e}"), e)
+            })?;
         let network = self
             .network
             .unwrap_or_else(|| Arc::new(ReqwestNetwork::new(http.clone())));
@@ -544,10 +546,9 @@ fn require_tls(backend: Option<&str>, base_url: &str, root_certificates: bool) -
         return Ok(());
     }
     if base_url.starts_with("https:") || root_certificates {
-        return Err(Error::InvalidArgument(
+        return Err(Error::invalid_argument(
             "HTTPS needs TLS, and store-api was built without it: turn on its `rustls` feature \
-             (default) or `native-tls`, e.g. `cargo add store-api --features rustls`"
-                .into(),
+             (default) or `native-tls`, e.g. `cargo add store-api --features rustls`",
         ));
     }
     Ok(())
@@ -566,10 +567,10 @@ fn with_root_certificates(
             RootCertificate::Pem(pem) => reqwest::Certificate::from_pem_bundle(pem),
             RootCertificate::Der(der) => reqwest::Certificate::from_der(der).map(|c| vec![c]),
         }
-        .map_err(|e| Error::InvalidArgument(format!("invalid root certificate: {e}")))?;
+        .map_err(|e| Error::invalid_argument_from(format!("invalid root certificate: {e}"), e))?;
         if parsed.is_empty() {
-            return Err(Error::InvalidArgument(
-                "invalid root certificate: no certificate in the PEM text".into(),
+            return Err(Error::invalid_argument(
+                "invalid root certificate: no certificate in the PEM text",
             ));
         }
         for certificate in parsed {
@@ -620,7 +621,9 @@ impl ClientBuilder {
             normalize_base_url(url)
                 .map(drop)
                 .map_err(|error| match error {
-                    Error::InvalidArgument(reason) => reason,
+                    Error::InvalidArgument {
+                        message: reason, ..
+                    } => reason,
                     other => other.to_string(),
                 })
         })?;
@@ -635,10 +638,10 @@ impl ClientBuilder {
 pub(crate) fn normalize_base_url(url: &str) -> Result<String> {
     let trimmed = url.trim().trim_end_matches('/');
     let parsed = url::Url::parse(trimmed)
-        .map_err(|e| Error::InvalidArgument(format!("invalid base URL: {e}")))?;
+        .map_err(|e| Error::invalid_argument_from(format!("invalid base URL: {e}"), e))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(Error::InvalidArgument(
-            "the base URL must be http or https".into(),
+        return Err(Error::invalid_argument(
+            "the base URL must be http or https",
         ));
     }
     if trimmed.ends_with(VERSION_PATH) {
@@ -718,7 +721,28 @@ mod tests {
             .base_url("https://127.0.0.1:1")
             .root_certificate_pem("not a certificate")
             .build();
-        assert!(matches!(result, Err(Error::InvalidArgument(_))));
+        assert!(matches!(result, Err(Error::InvalidArgument { .. })));
+    }
+
+    /// An unparsable base URL is refused with the URL parser's error as the source, not only its text.
+    #[test]
+    fn an_invalid_base_url_keeps_the_parser_error_as_its_source() {
+        let error = match Client::builder()
+            .api_key("k")
+            .store_id("s")
+            .base_url("http://[::1")
+            .build()
+        {
+            Err(error) => error,
+            Ok(_) => panic!("an unparsable base URL was accepted"),
+        };
+        assert!(
+            error
+                .to_string()
+                .starts_with("invalid argument: invalid base URL: ")
+        );
+        let source = std::error::Error::source(&error).expect("the parser's error as the source");
+        assert_eq!(source.to_string(), "invalid IPv6 address");
     }
 
     fn build_at(url: &str, allow_insecure_http: bool) -> Result<Client> {

@@ -128,11 +128,23 @@ pub enum Error {
         source: BoxError,
     },
     /// An answer came but could not be read or decoded (so the request was processed, or may have been).
-    #[error("could not decode the response: {0}")]
-    Decode(String),
+    #[error("could not decode the response: {message}")]
+    Decode {
+        /// What could not be decoded, and why.
+        message: String,
+        /// The decoder's own error, when there is one.
+        #[source]
+        source: Option<crate::network::BoxError>,
+    },
     /// An argument was out of range (a page size outside 1..=100, a missing externalOrderId).
-    #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    #[error("invalid argument: {message}")]
+    InvalidArgument {
+        /// The argument (its field name first) and what is wrong with it.
+        message: String,
+        /// The parser's or builder's own error, when there is one.
+        #[source]
+        source: Option<crate::network::BoxError>,
+    },
     /// The base URL is `http://` to a host that is not loopback: every request would carry the API key
     /// (and an order's names and addresses) across the network in clear text. Refused by
     /// [`ClientBuilder::build`](crate::ClientBuilder::build) unless
@@ -210,7 +222,7 @@ impl Error {
                 ..
             } => *may_have_been_processed,
             Error::Server { .. }
-            | Error::Decode(_)
+            | Error::Decode { .. }
             | Error::Conflict { .. }
             | Error::Redirect { .. }
             | Error::Intermediary { .. }
@@ -249,7 +261,7 @@ pub(crate) fn from_reqwest(source: reqwest::Error) -> Error {
             may_have_been_processed,
         }
     } else if source.is_decode() {
-        Error::Decode(chain(&source))
+        Error::decode_from(chain(&source), source)
     } else {
         Error::Transport {
             may_have_been_processed,
@@ -272,6 +284,46 @@ pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+impl Error {
+    /// An [`Error::InvalidArgument`] with no underlying error.
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An [`Error::InvalidArgument`] caused by `source` (a URL or certificate that did not parse).
+    pub(crate) fn invalid_argument_from(
+        message: impl Into<String>,
+        source: impl Into<crate::network::BoxError>,
+    ) -> Error {
+        Error::InvalidArgument {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// An [`Error::Decode`] with no underlying error.
+    pub(crate) fn decode(message: impl Into<String>) -> Error {
+        Error::Decode {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An [`Error::Decode`] caused by `source` (the decoder's error).
+    pub(crate) fn decode_from(
+        message: impl Into<String>,
+        source: impl Into<crate::network::BoxError>,
+    ) -> Error {
+        Error::Decode {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
 }
 
 /// The `Retry-After` of an answer, in seconds as the seed says; anything else (a date, a negative or
@@ -389,7 +441,7 @@ mod tests {
     #[test]
     fn an_answer_that_cannot_be_read_may_have_been_processed() {
         let none = HeaderMap::new();
-        assert!(Error::Decode("truncated".into()).may_have_been_processed());
+        assert!(Error::decode("truncated").may_have_been_processed());
         assert!(from_answer(409, &none, Some(b"<html>")).may_have_been_processed());
         assert!(matches!(
             from_answer(409, &none, Some(b"<html>")),

@@ -17,10 +17,10 @@ mod new_order;
 mod operation;
 mod pages;
 mod query;
-pub mod ratelimit;
+mod ratelimit;
 mod request;
 mod resources;
-pub mod retry;
+mod retry;
 mod settings;
 mod submit;
 mod transport;
@@ -28,15 +28,14 @@ pub mod validate;
 
 pub use client::{
     Client, ClientBuilder, DEFAULT_CACHE_TTL, DEFAULT_MAX_RATE_LIMIT_PAUSE,
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, VERSION_PATH,
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
 };
 pub use config::{ConfigError, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 pub use difference::Difference;
 pub use error::{Error, Result};
-pub use hook::{AttemptInfo, AttemptOutcome, RequestHook};
 pub use limiter::{Limiter, LimiterFuture};
 pub use new_order::{
-    Address, BuildError, CustomItem, Design, IdentifiedOrder, OrderBuilder, ShipTo,
+    BuildError, CustomItem, Design, IdentifiedOrder, NewOrder, OrderBuilder, ShipTo, ShipToAddress,
 };
 pub use pages::Page;
 pub use query::{
@@ -50,5 +49,4 @@ pub use retry::{Jitter, RetryPolicy};
 pub use settings::MAX_DURATION_SETTING;
 pub use store_api_raw::tls::install_crypto_provider;
 pub use store_api_raw::{ApiKey, KeyHandle};
-pub use submit::{Attempt, AttemptResult, NewOrder, Submission, Submitted, new_external_order_id};
-pub use validate::StoreSnapshot;
+pub use submit::{Attempt, AttemptResult, Submission, Submitted, new_external_order_id};

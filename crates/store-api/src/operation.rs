@@ -45,15 +45,16 @@ pub(crate) fn built<T>(
         return Ok(request);
     }
     Err(match result {
-        Err(progenitor_client::Error::InvalidRequest(message)) => Error::InvalidArgument(message),
+        Err(progenitor_client::Error::InvalidRequest(message)) => Error::invalid_argument(message),
         Err(progenitor_client::Error::CommunicationError(e)) => {
-            Error::InvalidArgument(format!("cannot build the request: {}", e.without_url()))
+            let e = e.without_url();
+            Error::invalid_argument_from(format!("cannot build the request: {e}"), e)
         }
         Err(progenitor_client::Error::Custom(message)) if message != CAPTURED => {
-            Error::InvalidArgument(message)
+            Error::invalid_argument(message)
         }
         // The capturing hooks end every call that built its request, so nothing else can come back.
-        _ => Error::InvalidArgument("the request could not be built".into()),
+        _ => Error::invalid_argument("the request could not be built"),
     })
 }
 
@@ -79,7 +80,7 @@ fn decode<T: DeserializeOwned>(answer: Answer) -> Result<T> {
         body,
     } = answer;
     if (200..300).contains(&status) {
-        serde_json::from_slice(&body).map_err(|e| Error::Decode(e.to_string()))
+        serde_json::from_slice(&body).map_err(|e| Error::decode_from(e.to_string(), e))
     } else {
         Err(error::from_answer(status, &headers, Some(&body)))
     }

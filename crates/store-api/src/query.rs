@@ -29,7 +29,7 @@ impl Paging {
         within(contract::PAGE_NUMBER, page)
             .map(Some)
             .ok_or_else(|| {
-                Error::InvalidArgument(format!(
+                Error::invalid_argument(format!(
                     "page must be at least {}",
                     min(contract::PAGE_NUMBER)
                 ))
@@ -41,7 +41,7 @@ impl Paging {
             return Ok(None);
         };
         within(contract::PAGE_SIZE, limit).map(Some).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "page size must be between {} and {MAX_PAGE_SIZE}, not {limit}",
                 min(contract::PAGE_SIZE)
             ))
@@ -355,7 +355,7 @@ impl OrderQuery {
 /// look its order up.
 pub(crate) fn check_filterable_external_id(id: &str) -> Result<()> {
     if id.contains(',') {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "external order id {id:?} contains a comma, which the service's filter[externalOrderId] reads as a separator of values: the order could never be looked up by it (nothing was sent)"
         )));
     }
@@ -385,7 +385,7 @@ mod tests {
                     limit: Some(bad)
                 }
                 .limit(),
-                Err(Error::InvalidArgument(_))
+                Err(Error::InvalidArgument { .. })
             ));
         }
         assert!(

@@ -18,14 +18,12 @@ use store_api_raw::contract;
 use tokio::time::Instant;
 
 /// The service's burst.
-pub const BURST: u32 = contract::RATE_LIMIT_BURST;
-/// The service's sustained rate, requests per second.
-pub const PER_SECOND: u32 = contract::RATE_LIMIT_PER_SECOND;
+pub(crate) const BURST: u32 = contract::RATE_LIMIT_BURST;
 /// What the interval between tokens on our side adds to the service's.
 const JITTER_MARGIN: Duration = Duration::from_millis(5);
 /// Interval between tokens on our side: the service's plus a little, so that requests which leave
 /// evenly spaced but arrive with network jitter never reach the service faster than it refills.
-pub const TOKEN_INTERVAL: Duration =
+pub(crate) const TOKEN_INTERVAL: Duration =
     match contract::RATE_LIMIT_REFILL_INTERVAL.checked_add(JITTER_MARGIN) {
         Some(interval) => interval,
         None => contract::RATE_LIMIT_REFILL_INTERVAL,
@@ -62,6 +60,12 @@ impl Default for RateLimiter {
 }
 
 impl RateLimiter {
+    /// The interval between tokens of [`RateLimiter::new`]: the service's refill interval
+    /// (`store_api_raw::contract::RATE_LIMIT_REFILL_INTERVAL`, 500 ms) plus 5 ms, so that requests
+    /// which leave evenly spaced but arrive with network jitter never reach the service faster than it
+    /// refills. Its burst is the service's, `store_api_raw::contract::RATE_LIMIT_BURST`.
+    pub const DEFAULT_INTERVAL: Duration = TOKEN_INTERVAL;
+
     /// A limiter with the service's limit, shared by nobody yet.
     pub fn new() -> RateLimiter {
         RateLimiter::with_rate(BURST, TOKEN_INTERVAL)

@@ -143,14 +143,14 @@ impl ApiResponse {
 
     /// The body decoded from JSON as `T` ([`Error::Decode`] when it is not).
     pub fn json<T: DeserializeOwned>(&self) -> Result<T> {
-        serde_json::from_slice(&self.body).map_err(|e| Error::Decode(e.to_string()))
+        serde_json::from_slice(&self.body).map_err(|e| Error::decode_from(e.to_string(), e))
     }
 }
 
 /// The URL of `path`: relative to the store, absolute when it starts with the version prefix, or a
 /// whole URL (the transport refuses another origin than the base URL's).
 fn request_url(base_url: &str, store_id: &str, path: &str) -> Result<url::Url> {
-    let invalid = |reason: String| Error::InvalidArgument(format!("path: {reason}"));
+    let invalid = |reason: String| Error::invalid_argument(format!("path: {reason}"));
     if path.contains("://") {
         return url::Url::parse(path).map_err(|e| invalid(format!("{path} is not a URL: {e}")));
     }
@@ -159,7 +159,8 @@ fn request_url(base_url: &str, store_id: &str, path: &str) -> Result<url::Url> {
     } else {
         format!("/{path}")
     };
-    let bad_base = |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("bad base URL: {e}"));
+    let bad_base =
+        |e: &dyn std::fmt::Display| Error::invalid_argument(format!("bad base URL: {e}"));
     let origin = base_url.strip_suffix(VERSION_PREFIX).unwrap_or(base_url);
     let under_prefix = path
         .strip_prefix(VERSION_PREFIX)

@@ -20,8 +20,12 @@ use crate::query::{ArtworkQuery, CatalogQuery, OrderQuery, ProductQuery, STREAM_
 /// An item type the API lists by page and reads by id: how one page and one item are fetched.
 ///
 /// Implemented for [`CatalogProduct`], [`Product`], [`Artwork`] and [`Order`]; the methods are the
-/// plumbing of [`Collection`], which is how they are meant to be called.
-pub trait Listed: Identified + Send + Sized + 'static {
+/// plumbing of [`Collection`], which is how they are meant to be called. Name it to write code generic
+/// over collections (`fn walk<T: Listed>(items: Collection<'_, T>, query: T::Query)`).
+///
+/// Sealed: only this crate's item types implement it (a page of another type is not something the
+/// service lists), so a method added to it is not a breaking change.
+pub trait Listed: sealed::Sealed + Identified + Send + Sized + 'static {
     /// The query of the list.
     type Query: Clone + Send + Sync + 'static;
 
@@ -124,9 +128,9 @@ impl Artworks<'_> {
     /// retried, because then nothing was processed.
     pub async fn create(&self, name: &str, url: &str) -> Result<Artwork> {
         check_url(url)
-            .map_err(|violation| Error::InvalidArgument(format!("image.url: {violation}")))?;
+            .map_err(|violation| Error::invalid_argument(format!("image.url: {violation}")))?;
         let name = types::CreateArtworkRequestName::try_from(name.to_owned())
-            .map_err(|e| Error::InvalidArgument(format!("name: {e}")))?;
+            .map_err(|e| Error::invalid_argument(format!("name: {e}")))?;
         let body =
             types::CreateArtworkRequest::new(types::ArtworkSource::new(url.to_owned()), name);
         let client = self.client;
@@ -174,7 +178,7 @@ fn same_page(
         _ => false,
     };
     if other_page || other_size {
-        return Err(Error::Decode(format!(
+        return Err(Error::decode(format!(
             "the answer is page {:?} of {:?} per page, not the page asked for (page {page}{})",
             answered.page,
             answered.limit,
@@ -187,11 +191,18 @@ fn same_page(
 /// `impl Listed` for an item type: its query type, its raw get and list methods, and the list's filter
 /// arguments (computed from `$query`, after an optional `let`) and sort fields. The page envelope, the
 /// paging arguments, the error mapping and the stream paging are the same for every list.
+/// The seal of [`Listed`]: public in a private module, so nothing outside this crate implements it.
+mod sealed {
+    pub trait Sealed {}
+}
+
 macro_rules! listed {
     (
         $item:ty, $list_ty:ident, $query_ty:ty, $get:ident, $list:ident,
         |$query:ident| $(let $bind:pat = $init:expr;)? filters [$($filter:expr),*], sorts [$($sort:ident),*]
     ) => {
+        impl sealed::Sealed for $item {}
+
         impl Listed for $item {
             type Query = $query_ty;
 
@@ -218,7 +229,7 @@ macro_rules! listed {
                 let item: Self = crate::operation::send(client, request).await?;
                 // An answer about another resource (or none: every field is optional) is not this one.
                 if item.id() != id {
-                    return Err(Error::Decode(format!(
+                    return Err(Error::decode(format!(
                         "the answer does not carry the requested resource {id:?} (its id is {:?})",
                         item.id()
                     )));

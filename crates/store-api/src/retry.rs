@@ -81,6 +81,13 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// Whether the one retry rule retries a request the service answered with `status` (a 429, or a
+    /// 5xx of a request that is safe to send twice), limits aside: for a program that sends through
+    /// [`Client::raw`](crate::Client::raw) and wants the same judgement.
+    pub fn retries_status(status: u16) -> bool {
+        is_retryable(Outcome::Status(status, None), true)
+    }
+
     /// A policy that never retries.
     pub fn never() -> RetryPolicy {
         RetryPolicy {
@@ -154,7 +161,7 @@ impl RetryPolicy {
 
 /// What an attempt ended with, as far as retrying is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The service answered with this status (and Retry-After, if it sent one).
     Status(u16, Option<Duration>),
     /// No connection could be made: nothing was sent.
@@ -165,7 +172,7 @@ pub enum Outcome {
 
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Send again after this wait.
     RetryAfter(Duration),
     /// Stop and report the outcome.
@@ -179,7 +186,7 @@ pub enum Decision {
 /// - 429: yes, for any request (the seed says nothing was processed).
 /// - no connection made: yes, for any request (nothing was sent).
 /// - 5xx, timeout, reset: only for replayable requests.
-pub fn is_retryable(outcome: Outcome, replayable: bool) -> bool {
+pub(crate) fn is_retryable(outcome: Outcome, replayable: bool) -> bool {
     match outcome {
         Outcome::Status(429, _) | Outcome::ConnectFailed => true,
         Outcome::Status(status, _) => status >= 500 && replayable,
@@ -193,7 +200,7 @@ pub fn is_retryable(outcome: Outcome, replayable: bool) -> bool {
 /// Retries what [`is_retryable`] allows, while attempts and time are left. A 429 waits for its
 /// Retry-After (at least the backoff), unless Retry-After is longer than what is left of `max_elapsed`:
 /// then it stops at once rather than wait in vain. Deterministic for a given policy [`Jitter`].
-pub fn decide(
+pub(crate) fn decide(
     policy: &RetryPolicy,
     replayable: bool,
     outcome: Outcome,

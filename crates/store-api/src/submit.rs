@@ -2,26 +2,18 @@
 
 use std::time::Duration;
 
-use store_api_raw::types;
 use tokio::time::Instant;
 
 use crate::difference::differences;
 use crate::error::{self, Error, Result};
 use crate::model::Order;
-use crate::new_order::IdentifiedOrder;
+use crate::new_order::{IdentifiedOrder, NewOrder};
 use crate::operation::operation;
 use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::settings::{deadline_after, later};
 use crate::transport::KeyChoice;
 use crate::validate;
-
-/// A create-order request (the wire type): read it from JSON, or build it with
-/// [`OrderBuilder`](crate::OrderBuilder) (which gives the [`IdentifiedOrder`] that
-/// [`Orders::submit`] takes). Its fields are public but it is `#[non_exhaustive]`: construct it with
-/// `NewOrder::new(line_items, shipping_address)`, so that a field added to the spec is not a breaking
-/// change.
-pub type NewOrder = types::CreateOrderRequest;
 
 /// A new external order id: a UUID v7 (time-ordered, so ids sort by creation in your database too).
 ///
@@ -162,9 +154,9 @@ impl Orders<'_> {
     ///
     /// ```no_run
     /// # async fn run(client: store_api::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// use store_api::{Address, OrderBuilder, ShipTo, Submitted, new_external_order_id};
+    /// use store_api::{ShipToAddress, OrderBuilder, ShipTo, Submitted, new_external_order_id};
     /// let external_id = new_external_order_id(); // store this with your order first
-    /// let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Austin", "TX", "78701")?)?;
+    /// let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?)?;
     /// let order = OrderBuilder::new(&external_id, ship_to)?.sku("AA-TEE-SUN-BLK-M", 2).build()?;
     /// let submission = client.orders().submit(&order).await?;
     /// match &submission.submitted {
@@ -329,7 +321,7 @@ impl Orders<'_> {
                 })
                 .await;
         }
-        Err(last.unwrap_or_else(|| Error::InvalidArgument("no attempt was made".into())))
+        Err(last.unwrap_or_else(|| Error::invalid_argument("no attempt was made")))
     }
 
     /// Creates an order with a single request, without validation or retries.
@@ -408,14 +400,14 @@ impl Orders<'_> {
                         Answer::Created(Box::new(created))
                     }
                     Ok(other) => Answer::CreatedUnreadable {
-                        error: Error::Decode(format!(
+                        error: Error::decode(format!(
                             "the {status} answer to the order carries another order (externalOrderId {:?}), not this one",
                             other.external_order_id
                         )),
                         readable: true,
                     },
                     Err(e) => Answer::CreatedUnreadable {
-                        error: Error::Decode(format!(
+                        error: Error::decode(format!(
                             "the {status} answer to the order could not be decoded: {e}"
                         )),
                         readable: false,

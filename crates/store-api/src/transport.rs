@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::error::{self, Result};
-use crate::hook::{AttemptInfo, AttemptOutcome, RequestHook};
+use crate::hook::{RequestHook, TryInfo, TryOutcome};
 use crate::limiter::Limiter;
 use crate::network::{Failure, Network, NetworkError};
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
@@ -179,11 +179,11 @@ impl ClientTransport {
             return (Err(error::from_failure(failure)), Outcome::ConnectFailed);
         }
         let operation = operation_of(request.method(), request.url());
-        let info = AttemptInfo {
+        let info = TryInfo {
             method: request.method().clone(),
             operation_id: operation.map_or(UNKNOWN_OPERATION, |op| op.method_name),
             path_template: operation.map_or("unknown", |op| op.path),
-            attempt,
+            number: attempt,
         };
         self.limiter.acquire().await;
         let deadline = crate::settings::deadline_after(self.timeout);
@@ -217,31 +217,31 @@ impl ClientTransport {
         let (response, ended) = match exchange {
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
-                (Ok(response), AttemptOutcome::Status(status))
+                (Ok(response), TryOutcome::Status(status))
             }
             Ok(Err(NetworkError::Http(error))) => {
                 let ended = if error.is_connect() {
-                    AttemptOutcome::ConnectFailed
+                    TryOutcome::ConnectFailed
                 } else if error.is_timeout() {
-                    AttemptOutcome::TimedOut
+                    TryOutcome::TimedOut
                 } else {
-                    AttemptOutcome::Failed
+                    TryOutcome::Failed
                 };
                 (Err(error::from_reqwest(error)), ended)
             }
             Ok(Err(NetworkError::NotConnected(cause))) => (
                 Err(error::from_failure(Failure::NotConnected(cause))),
-                AttemptOutcome::ConnectFailed,
+                TryOutcome::ConnectFailed,
             ),
             Ok(Err(NetworkError::Broken(cause))) => (
                 Err(error::from_failure(Failure::Broken(cause))),
-                AttemptOutcome::Failed,
+                TryOutcome::Failed,
             ),
             Err(_elapsed) => {
                 let failure = Failure::Deadline {
                     timeout: self.timeout,
                 };
-                (Err(error::from_failure(failure)), AttemptOutcome::TimedOut)
+                (Err(error::from_failure(failure)), TryOutcome::TimedOut)
             }
         };
         if !self.hooks.is_empty() {

@@ -50,8 +50,8 @@ pub use store_api_rules::testing;
 /// }
 ///
 /// # fn main() -> Result<(), store_api::BuildError> {
-/// use store_api::{Address, OrderBuilder, ShipTo};
-/// let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Springfield", "IL", "62701")?)?;
+/// use store_api::{ShipToAddress, OrderBuilder, ShipTo};
+/// let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Springfield", "IL", "62701")?)?;
 /// let order = OrderBuilder::new("1001", ship_to)?.variant("var_123", 2).build()?;
 ///
 /// let violations = validate_order(order.as_request(), &EmptyStore).err().unwrap_or_default();

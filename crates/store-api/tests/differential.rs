@@ -52,7 +52,7 @@ fn world() -> &'static World {
                 .base_url(emulator.base_url())
                 .store_id(&store.id)
                 .api_key(&store.api_key)
-                .rate_limiter(RateLimiter::with_rate(1000, Duration::from_micros(50)))
+                .in_process_limiter(RateLimiter::with_rate(1000, Duration::from_micros(50)))
                 .build()
                 .unwrap();
             let url = "https://art.example-cdn.test/logo.png";

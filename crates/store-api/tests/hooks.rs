@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use store_api::hook::{AttemptInfo, AttemptOutcome, HeaderMap, HeaderValue, RequestHook};
+use store_api::hook::{HeaderMap, HeaderValue, RequestHook, TryInfo, TryOutcome};
 use store_api::{Client, RateLimiter, RetryPolicy};
 use store_api_fixtures::{Emulator, Fault, FaultKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -21,7 +21,7 @@ struct Recorder {
 }
 
 impl RequestHook for Recorder {
-    fn before(&self, attempt: &AttemptInfo, headers: &mut HeaderMap) {
+    fn before(&self, attempt: &TryInfo, headers: &mut HeaderMap) {
         assert!(
             !headers.contains_key("x-api-key"),
             "hooks never see the key"
@@ -30,19 +30,19 @@ impl RequestHook for Recorder {
             format!("x-hook-{}", self.name)
                 .parse::<store_api::hook::HeaderName>()
                 .unwrap(),
-            HeaderValue::from(attempt.attempt),
+            HeaderValue::from(attempt.number),
         );
         self.log.lock().unwrap().push(format!(
             "{} before {} {} {} #{}",
-            self.name, attempt.method, attempt.operation_id, attempt.path_template, attempt.attempt
+            self.name, attempt.method, attempt.operation_id, attempt.path_template, attempt.number
         ));
     }
 
-    fn after(&self, attempt: &AttemptInfo, outcome: &AttemptOutcome, duration: Duration) {
+    fn after(&self, attempt: &TryInfo, outcome: &TryOutcome, duration: Duration) {
         assert!(duration < Duration::from_secs(10));
         self.log.lock().unwrap().push(format!(
             "{} after #{} {outcome:?}",
-            self.name, attempt.attempt
+            self.name, attempt.number
         ));
     }
 }
@@ -70,7 +70,7 @@ fn builder(base_url: &str, store_id: &str, key: &str) -> store_api::ClientBuilde
         .base_url(base_url)
         .store_id(store_id)
         .api_key(key)
-        .rate_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
+        .in_process_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
         .retry_policy(RetryPolicy::default().with_base_delay(Duration::from_millis(5)))
 }
 

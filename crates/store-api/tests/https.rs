@@ -84,7 +84,7 @@ fn builder(emulator: &Emulator, front: &TlsFront) -> store_api::ClientBuilder {
         .base_url(format!("https://127.0.0.1:{}", front.addr.port()))
         .store_id(store.id)
         .api_key(store.api_key)
-        .rate_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
+        .in_process_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))
         .retry_policy(RetryPolicy::default().with_max_attempts(1))
         .timeout(Duration::from_secs(10))
 }

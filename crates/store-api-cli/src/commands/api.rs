@@ -30,7 +30,7 @@ pub async fn run(args: ApiArgs, client: &Client) -> Result<(), CliError> {
         request = request.json_body(body);
     }
     let response = request.send().await.map_err(|error| match error {
-        store_api::Error::InvalidArgument(message) => CliError::Usage(message),
+        store_api::Error::InvalidArgument { message, .. } => CliError::Usage(message),
         other => CliError::Api(other),
     })?;
 

@@ -18,7 +18,7 @@ pub async fn run(command: ArtworksCommand, client: &Client, out: Output) -> Resu
                 .create(&name, &url)
                 .await
                 .map_err(|e| match e {
-                    store_api::Error::InvalidArgument(message) => CliError::Refused(message),
+                    store_api::Error::InvalidArgument { message, .. } => CliError::Refused(message),
                     other => other.into(),
                 })?;
             out.json(&artwork)?;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use store_api::model::{DecorationMethod, FulfillmentStatus};
 use store_api::validate::{Align, OrderContext as _, Placement, PrintArea};
 use store_api::{
-    Address, CatalogQuery, Client, CustomItem, Design, Error, IdentifiedOrder, OrderBuilder,
-    ShipTo, Submitted, new_external_order_id,
+    CatalogQuery, Client, CustomItem, Design, Error, IdentifiedOrder, OrderBuilder, ShipTo,
+    ShipToAddress, Submitted, new_external_order_id,
 };
 use store_api_fixtures::Emulator;
 use store_api_webhooks::{Topic, sign};
@@ -256,7 +256,7 @@ fn custom_order(
     let ship_to = ShipTo::new(
         "Ada",
         "Lovelace",
-        Address::us("1 Main St", "Austin", "TX", "78701").map_err(failed)?,
+        ShipToAddress::us("1 Main St", "Austin", "TX", "78701").map_err(failed)?,
     )
     .map_err(failed)?;
     let design = Design::new(artwork_id, LOCATION, DecorationMethod::DirectToGarment).at(placement);

@@ -11,15 +11,15 @@ use store_api_rules::check_address;
 /// 50 states or DC (by USPS code or full name): the rules the service applies, checked when the address is
 /// made, by the validator's own code.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Address(types::AddressInput);
+pub struct ShipToAddress(types::AddressInput);
 
-impl Address {
+impl ShipToAddress {
     /// An address in `country`, in the order written on an envelope.
     ///
     /// ```
-    /// use store_api::Address;
-    /// let berlin = Address::new("Unter den Linden 1", "Berlin", "", "10117", "DE")?;
-    /// let err = Address::new("1 Main St", "London", "", "SW1A 1AA", "UK").unwrap_err();
+    /// use store_api::ShipToAddress;
+    /// let berlin = ShipToAddress::new("Unter den Linden 1", "Berlin", "", "10117", "DE")?;
+    /// let err = ShipToAddress::new("1 Main St", "London", "", "SW1A 1AA", "UK").unwrap_err();
     /// assert_eq!(err.field(), "shippingAddress.address.country");
     /// # Ok::<(), store_api::BuildError>(())
     /// ```
@@ -58,9 +58,9 @@ impl Address {
     /// A US address; `state` is a USPS code or a state's name (`TX`, `Texas`).
     ///
     /// ```
-    /// use store_api::Address;
-    /// assert!(Address::us("1 Main St", "Austin", "TX", "78701").is_ok());
-    /// let err = Address::us("1 Main St", "San Juan", "PR", "00901").unwrap_err();
+    /// use store_api::ShipToAddress;
+    /// assert!(ShipToAddress::us("1 Main St", "Austin", "TX", "78701").is_ok());
+    /// let err = ShipToAddress::us("1 Main St", "San Juan", "PR", "00901").unwrap_err();
     /// assert_eq!(err.field(), "shippingAddress.address.stateOrProvince");
     /// ```
     pub fn us(
@@ -79,13 +79,17 @@ impl Address {
     }
 }
 
-/// The recipient and their [`Address`]: the order's `shippingAddress`.
+/// The recipient and their [`ShipToAddress`]: the order's `shippingAddress`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShipTo(pub(crate) types::ShippingAddressInput);
 
 impl ShipTo {
     /// `first_name last_name` at `address`; the last name must not be empty.
-    pub fn new(first_name: &str, last_name: &str, address: Address) -> Result<Self, BuildError> {
+    pub fn new(
+        first_name: &str,
+        last_name: &str,
+        address: ShipToAddress,
+    ) -> Result<Self, BuildError> {
         let last_name = last_name
             .parse()
             .map_err(|e| BuildError::at("shippingAddress.lastName", e))?;

@@ -76,7 +76,7 @@ impl From<BuildError> for crate::Error {
     fn from(error: BuildError) -> Self {
         match error {
             BuildError::Invalid { violations } => crate::Error::Invalid { violations },
-            other => crate::Error::InvalidArgument(other.to_string()),
+            other => crate::Error::invalid_argument_from(other.to_string(), other),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! [`Orders::submit`]: crate::Orders::submit
 
 use super::BuildError;
-use crate::submit::NewOrder;
+use super::NewOrder;
 
 /// A create-order request with an `externalOrderId` that can be looked up: the only request
 /// [`Orders::submit`](crate::Orders::submit) takes, because the id is what makes its retries safe.

@@ -1,4 +1,4 @@
-//! Create-order requests built in code: [`OrderBuilder`] for the order, [`Address`] and [`ShipTo`] for
+//! Create-order requests built in code: [`OrderBuilder`] for the order, [`ShipToAddress`] and [`ShipTo`] for
 //! where it goes, [`CustomItem`] and [`Design`] for items printed on a blank.
 //!
 //! Every value is checked as it is built, by the same rules the pre-flight validator runs
@@ -12,10 +12,10 @@
 //! ```
 //! use store_api::model::DecorationMethod;
 //! use store_api::validate::{Align, PrintArea};
-//! use store_api::{Address, CustomItem, Design, OrderBuilder, ShipTo};
+//! use store_api::{ShipToAddress, CustomItem, Design, OrderBuilder, ShipTo};
 //!
 //! # fn run() -> Result<(), store_api::BuildError> {
-//! let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Austin", "TX", "78701")?)?;
+//! let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?)?;
 //! let front = PrintArea::new(12.0, 16.0); // from the blank's decoration location in the catalog
 //! let order = OrderBuilder::new("order-1042", ship_to)?
 //!     .sku("AA-TEE-SUN-BLK-M", 2)
@@ -40,8 +40,15 @@ mod order;
 #[cfg(test)]
 mod tests;
 
-pub use address::{Address, ShipTo};
+pub use address::{ShipTo, ShipToAddress};
 pub use error::BuildError;
 pub use identified::IdentifiedOrder;
 pub use item::{CustomItem, Design};
 pub use order::OrderBuilder;
+
+/// A create-order request (the wire type): read it from JSON, or build it with
+/// [`OrderBuilder`](crate::OrderBuilder) (which gives the [`IdentifiedOrder`] that
+/// [`Orders::submit`](crate::Orders::submit) takes). Its fields are public but it is `#[non_exhaustive]`: construct it with
+/// `NewOrder::new(line_items, shipping_address)`, so that a field added to the spec is not a breaking
+/// change.
+pub type NewOrder = store_api_raw::types::CreateOrderRequest;

@@ -2,9 +2,9 @@
 
 use store_api_raw::types;
 
+use super::NewOrder;
 use super::item::{quantity, sku_line, variant_line};
 use super::{BuildError, CustomItem, IdentifiedOrder, ShipTo};
-use crate::submit::NewOrder;
 use crate::validate::validate_fields;
 
 /// Builds a create-order request that carries its external order id, for
@@ -15,11 +15,11 @@ use crate::validate::validate_fields;
 /// every body rule of the service and names the offending field.
 ///
 /// ```
-/// use store_api::{Address, OrderBuilder, ShipTo, new_external_order_id};
+/// use store_api::{ShipToAddress, OrderBuilder, ShipTo, new_external_order_id};
 ///
 /// # fn run() -> Result<(), store_api::BuildError> {
 /// let external_id = new_external_order_id(); // store it with your order first
-/// let ship_to = ShipTo::new("Ada", "Lovelace", Address::us("1 Main St", "Austin", "TX", "78701")?)?;
+/// let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?)?;
 /// let order = OrderBuilder::new(&external_id, ship_to)?.sku("AA-TEE-SUN-BLK-M", 2).build()?;
 /// # let _ = order;
 /// # Ok(())

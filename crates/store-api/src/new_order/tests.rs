@@ -22,7 +22,7 @@ fn ada() -> ShipTo {
     ShipTo::new(
         "Ada",
         "Lovelace",
-        Address::us("1 Main St", "Springfield", "IL", "62701").unwrap(),
+        ShipToAddress::us("1 Main St", "Springfield", "IL", "62701").unwrap(),
     )
     .unwrap()
 }
@@ -140,27 +140,27 @@ fn every_error_names_its_field() {
     let address_errors = [
         (
             "shippingAddress.address.streetAddress",
-            Address::us("", "Austin", "TX", "78701"),
+            ShipToAddress::us("", "Austin", "TX", "78701"),
         ),
         (
             "shippingAddress.address.cityOrTown",
-            Address::us("1 Main St", "", "TX", "78701"),
+            ShipToAddress::us("1 Main St", "", "TX", "78701"),
         ),
         (
             "shippingAddress.address.stateOrProvince",
-            Address::us("1 Main St", "Austin", "Texass", "78701"),
+            ShipToAddress::us("1 Main St", "Austin", "Texass", "78701"),
         ),
         (
             "shippingAddress.address.country",
-            Address::new("1 Main St", "Austin", "", "78701", "USA"),
+            ShipToAddress::new("1 Main St", "Austin", "", "78701", "USA"),
         ),
         (
             "shippingAddress.address.country",
-            Address::new("1 Main St", "Austin", "", "78701", "us"),
+            ShipToAddress::new("1 Main St", "Austin", "", "78701", "us"),
         ),
         (
             "shippingAddress.address.country",
-            Address::new("1 Main St", "Austin", "", "78701", "XK"),
+            ShipToAddress::new("1 Main St", "Austin", "", "78701", "XK"),
         ),
     ];
     for (field, result) in address_errors {
@@ -168,7 +168,7 @@ fn every_error_names_its_field() {
         assert_eq!(error.field(), field, "{error}");
         assert!(error.to_string().contains(field), "{error}");
     }
-    let address = Address::us("1 Main St", "Austin", "TX", "78701").unwrap();
+    let address = ShipToAddress::us("1 Main St", "Austin", "TX", "78701").unwrap();
     assert_eq!(
         ShipTo::new("Ada", "", address).unwrap_err().field(),
         "shippingAddress.lastName"
@@ -263,7 +263,7 @@ fn built_orders_serialize_as_the_spec_examples() {
     let ship_to = ShipTo::new(
         "Ada",
         "Lovelace",
-        Address::us("1 Main Street", "Austin", "TX", "78701").unwrap(),
+        ShipToAddress::us("1 Main Street", "Austin", "TX", "78701").unwrap(),
     )
     .unwrap()
     .email("ada@example.com");
@@ -277,7 +277,7 @@ fn built_orders_serialize_as_the_spec_examples() {
     let ship_to = ShipTo::new(
         "Grace",
         "Hopper",
-        Address::us("2 Harbor Road", "Portland", "ME", "04101").unwrap(),
+        ShipToAddress::us("2 Harbor Road", "Portland", "ME", "04101").unwrap(),
     )
     .unwrap();
     let custom = OrderBuilder::new("shop-1002", ship_to)
@@ -375,12 +375,12 @@ fn a_violation_from_the_body_rules_names_its_path() {
 
 #[test]
 fn a_build_error_converts_into_the_client_error_keeping_its_field() {
-    let field: crate::Error = Address::us("1 Main St", "Austin", "TX", "78701")
+    let field: crate::Error = ShipToAddress::us("1 Main St", "Austin", "TX", "78701")
         .and_then(|address| ShipTo::new("Ada", "", address))
         .unwrap_err()
         .into();
     assert!(
-        matches!(&field, crate::Error::InvalidArgument(text) if text.starts_with("shippingAddress.lastName: ")),
+        matches!(&field, crate::Error::InvalidArgument { message: text, .. } if text.starts_with("shippingAddress.lastName: ")),
         "{field:?}"
     );
     let rules: crate::Error = OrderBuilder::new("ext-1", ada())
