@@ -83,7 +83,7 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// Whether the one retry rule retries a request the service answered with `status` (a 429, or a
     /// 5xx of a request that is safe to send twice), limits aside: for a program that sends through
-    /// [`Client::raw`](crate::Client::raw) and wants the same judgement.
+    /// [`Client::request`](crate::Client::request) (the escape hatch, sent once) and wants the same judgement.
     pub fn retries_status(status: u16) -> bool {
         is_retryable(Outcome::Status(status, None), true)
     }
