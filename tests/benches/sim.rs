@@ -28,10 +28,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let benched = args.iter().any(|a| a == "--bench");
     let quick = args.iter().any(|a| a == "--quick");
-    let seed = std::env::var("STORE_API_SIM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(SEED);
+    let seed = store_api_tests::seed_from_env("STORE_API_SIM_SEED", SEED);
     let started = Instant::now();
     let mut reports: Vec<Report> = Vec::new();
     if benched {

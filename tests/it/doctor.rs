@@ -6,7 +6,7 @@
 use store_api::doctor::{DoctorOptions, Report, Verdict, diagnose};
 use store_api::model::{Product, ProductStatus};
 use store_api_fixtures::{Deviation, Emulator, Fault, FaultKind};
-use store_api_tests::hostile::{Hostile, Seen, Upstream, answer};
+use store_api_tests::hostile::Hostile;
 use store_api_tests::{ALPHA, builder_at, key_of, tee_order};
 
 /// The assumptions the probe observes (every other one is reported as not checked).
@@ -191,19 +191,7 @@ async fn a_429_is_not_a_difference_but_a_fact_not_checked() {
 async fn the_wrong_key_shares_no_more_than_the_brand_prefix_with_the_key() {
     let emu = emulator(false, None).await;
     let key = key_of(&emu, ALPHA);
-    let front = Hostile::start(
-        "127.0.0.1",
-        Some(emu.origin().to_owned()),
-        |seen: Seen, upstream: Upstream| async move {
-            let (status, _, body) = upstream.forward(&seen).await;
-            answer(
-                status.as_u16(),
-                &[("content-type", "application/json")],
-                body,
-            )
-        },
-    )
-    .await;
+    let front = Hostile::forwarding(emu.origin()).await;
     let client = builder_at(&front.origin(), ALPHA, &key).build().unwrap();
     let mut wrong_keys = Vec::new();
     for _ in 0..3 {

@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use futures::stream;
 use store_api::{AttemptResult, Client, Error, RetryPolicy, Submitted, new_external_order_id};
 use store_api_tests::hostile::{Hostile, Seen, Upstream, answer, html_page};
-use store_api_tests::{ALPHA, emulator, key_of, relaxed_limiter, tee_submission};
+use store_api_tests::{ALPHA, emulator, key_of, relaxed_limiter, submit_tee, tee_submission};
 
 const KEY: &str = "csk_ce4d6676e735329b21b3d864ca427df5";
 
@@ -326,11 +326,7 @@ async fn an_answer_over_the_size_limit_is_never_taken_for_the_services_refusal()
             .build()
             .unwrap();
         let before = emu.order_count(ALPHA);
-        let submission = client
-            .orders()
-            .submit(&tee_submission(&new_external_order_id()))
-            .await
-            .unwrap();
+        let submission = submit_tee(&client).await;
         assert_eq!(emu.order_count(ALPHA), before + 1, "{status}: billed once");
         let [attempt] = submission.attempts.as_slice() else {
             panic!("{status}: {submission:?}");

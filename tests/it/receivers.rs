@@ -19,10 +19,7 @@ const RANDOM_SLOW: u64 = 2_000;
 const SEED: u64 = 0x5EED_0029;
 
 fn seed() -> u64 {
-    std::env::var("STORE_API_RECEIVER_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or(SEED)
+    store_api_tests::seed_from_env("STORE_API_RECEIVER_SEED", SEED)
 }
 
 fn assert_clean(report: &Report) {

@@ -5,13 +5,10 @@
 use std::time::Duration;
 
 use store_api::doctor::{DoctorOptions, diagnose};
-use store_api::{
-    ClientBuilder, Error, MAX_DURATION_SETTING, RateLimiter, RetryPolicy, Submitted,
-    new_external_order_id,
-};
+use store_api::{ClientBuilder, Error, MAX_DURATION_SETTING, RateLimiter, RetryPolicy, Submitted};
 use store_api_fixtures::{Emulator, Fault, FaultKind};
-use store_api_tests::hostile::{Hostile, Seen, Upstream, answer};
-use store_api_tests::{ALPHA, builder_at, emulator, fast_retry, key_of, tee_submission};
+use store_api_tests::hostile::{Hostile, Seen};
+use store_api_tests::{ALPHA, builder_at, emulator, fast_retry, key_of, submit_tee};
 
 fn builder(emu: &Emulator) -> ClientBuilder {
     builder_at(&emu.base_url(), ALPHA, &key_of(emu, ALPHA))
@@ -27,11 +24,7 @@ async fn reads_and_submits(emu: &Emulator, builder: ClientBuilder, attempts: usi
     let client = builder.build().unwrap();
     client.status().await.unwrap();
     let before = emu.order_count(ALPHA);
-    let submission = client
-        .orders()
-        .submit(&tee_submission(&new_external_order_id()))
-        .await
-        .unwrap();
+    let submission = submit_tee(&client).await;
     assert!(
         matches!(submission.submitted, Submitted::Created(_)),
         "{submission:?}"
@@ -50,11 +43,7 @@ async fn a_timeout_of_duration_max_means_no_limit_and_panics_nowhere() {
     emu.inject_fault(on_create(FaultKind::StatusAfterCommit { status: 500 }))
         .unwrap();
     let client = builder(&emu).timeout(Duration::MAX).build().unwrap();
-    let submission = client
-        .orders()
-        .submit(&tee_submission(&new_external_order_id()))
-        .await
-        .unwrap();
+    let submission = submit_tee(&client).await;
     assert!(
         matches!(submission.submitted, Submitted::AlreadyExisted(_)),
         "{submission:?}"
@@ -104,29 +93,12 @@ async fn a_submit_retry_budget_of_duration_max_panics_nowhere() {
     assert_eq!(MAX_DURATION_SETTING, Duration::from_secs(365 * 86_400));
 }
 
-/// A server on 127.0.0.1 that forwards everything to the emulator and records what it saw.
-async fn front_of(emu: &Emulator) -> Hostile {
-    Hostile::start(
-        "127.0.0.1",
-        Some(emu.origin().to_owned()),
-        |seen: Seen, upstream: Upstream| async move {
-            let (status, _, body) = upstream.forward(&seen).await;
-            answer(
-                status.as_u16(),
-                &[("content-type", "application/json")],
-                body,
-            )
-        },
-    )
-    .await
-}
-
 // Defect 9: an `http://` base URL to a host that is not loopback sent the key in clear text. The
 // name resolves to 127.0.0.1 here (reqwest's `resolve`), so the refusal, not the network, is tested.
 #[tokio::test]
 async fn http_to_a_host_that_is_not_loopback_is_refused_unless_allowed() {
     let emu = emulator().await;
-    let front = front_of(&emu).await;
+    let front = Hostile::forwarding(emu.origin()).await;
     let port = front.origin().rsplit(':').next().unwrap().to_owned();
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let name = "store-api.example.com";

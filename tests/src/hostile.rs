@@ -75,6 +75,23 @@ pub struct Hostile {
 }
 
 impl Hostile {
+    /// A server on 127.0.0.1 that forwards everything to `origin` and records what it saw.
+    pub async fn forwarding(origin: &str) -> Hostile {
+        Hostile::start(
+            "127.0.0.1",
+            Some(origin.to_owned()),
+            |seen: Seen, upstream: Upstream| async move {
+                let (status, _, body) = upstream.forward(&seen).await;
+                answer(
+                    status.as_u16(),
+                    &[("content-type", "application/json")],
+                    body,
+                )
+            },
+        )
+        .await
+    }
+
     /// Serves on `ip` (a free port), forwarding to `upstream` when the closure asks.
     pub async fn start<F, Fut>(ip: &str, upstream: Option<String>, answer: F) -> Hostile
     where

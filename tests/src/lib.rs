@@ -14,7 +14,10 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use serde_json::json;
-use store_api::{Client, ClientBuilder, IdentifiedOrder, NewOrder, RateLimiter, RetryPolicy};
+use store_api::{
+    Client, ClientBuilder, IdentifiedOrder, NewOrder, RateLimiter, RetryPolicy, Submission,
+    new_external_order_id,
+};
 use store_api_fixtures::Emulator;
 
 /// The variable that turns the slow tier on: `RUN_SLOW_TESTS=1 cargo test --workspace` (`.ci/run` sets it).
@@ -138,6 +141,24 @@ pub fn order_from(value: serde_json::Value) -> NewOrder {
 /// `order`, which carries an external id, as [`Orders::submit`](store_api::Orders::submit) takes it.
 pub fn identified(order: NewOrder) -> IdentifiedOrder {
     IdentifiedOrder::try_from(order).expect("an order with a usable external id")
+}
+
+/// One [`tee_submission`] with a new external id, submitted by `client` (the test fails on an error).
+pub async fn submit_tee(client: &Client) -> Submission {
+    client
+        .orders()
+        .submit(&tee_submission(&new_external_order_id()))
+        .await
+        .unwrap()
+}
+
+/// The seed in the environment variable `var` (a decimal `u64`), else `default`: how a seeded
+/// exploration is replayed with another seed.
+pub fn seed_from_env(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or(default)
 }
 
 /// [`tee_order`] with external id `external_id`, ready for `submit`.

@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The packages whose `lib.rs` and every `mod.rs` must only declare modules and re-export.
 pub const THIN_PACKAGES: &[&str] = &["store-api-fixtures"];
@@ -115,25 +114,7 @@ pub struct Package {
 
 /// Every package of the workspace at `root`, from `cargo metadata`.
 pub fn workspace_packages(root: &Path) -> Result<Vec<Package>, ArchitectureError> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .arg("--manifest-path")
-        .arg(root.join("Cargo.toml"))
-        .output()
-        .map_err(|e| ArchitectureError::Metadata(e.to_string()))?;
-    if !output.status.success() {
-        return Err(ArchitectureError::Metadata(
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        ));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| ArchitectureError::Metadata(e.to_string()))?;
+    let metadata = crate::imports::cargo_metadata(root).map_err(ArchitectureError::Metadata)?;
     let raw = metadata["packages"].as_array().cloned().unwrap_or_default();
     let names: BTreeSet<String> = raw
         .iter()

@@ -24,7 +24,7 @@ use std::process::Command;
 
 use serde_norway::{Mapping, Value};
 
-use crate::generator::{CodegenError, SPEC_PATH};
+use crate::generator::{CodegenError, SPEC_PATH, snake};
 
 /// The published library crates the step checks, in dependency order.
 pub const CRATES: &[&str] = &[
@@ -177,6 +177,16 @@ fn copy_workspace(from: &Path, to: &Path) -> Result<(), GrowthError> {
     Ok(())
 }
 
+/// The open enumerations [`grow`] adds a value to, in the middle of each.
+const OPEN_ENUMS: [&str; 6] = [
+    "DecorationMethod",
+    "OrderStatus",
+    "FulfillmentStatus",
+    "PaymentStatus",
+    "ProductStatus",
+    "WebhookTopic",
+];
+
 /// The spec text with every change the service may make within the version applied, and a line per
 /// change. Values are inserted in the middle of each list, where a positional order would move.
 pub fn grow(spec_text: &str) -> Result<(String, Vec<String>), GrowthError> {
@@ -187,14 +197,7 @@ pub fn grow(spec_text: &str) -> Result<(String, Vec<String>), GrowthError> {
     // 1. A value in the middle of every open enumeration (decoration methods, order, fulfillment, payment
     //    and product statuses, webhook topics), and of the fulfillment ladder.
     let open = crate::contract::open_enum_names(spec_text)?;
-    for name in [
-        "DecorationMethod",
-        "OrderStatus",
-        "FulfillmentStatus",
-        "PaymentStatus",
-        "ProductStatus",
-        "WebhookTopic",
-    ] {
+    for name in OPEN_ENUMS {
         if !open.iter().any(|o| o == name) {
             return Err(GrowthError::Spec(format!(
                 "`{name}` is not an open enumeration"
@@ -464,21 +467,6 @@ fn add_optional_field(schema: &mut Value) -> usize {
     added
 }
 
-fn snake(camel: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// The command that runs cargo-semver-checks: `$SEMVER_CHECKS` (the binary's path, as CI installs it
 /// into a cached folder), else `cargo semver-checks` from `PATH`.
 fn semver_checks() -> Command {
@@ -677,14 +665,7 @@ mod tests {
         let spec = std::fs::read_to_string(crate::workspace_root().join(SPEC_PATH)).unwrap();
         let (grown, changes) = grow(&spec).unwrap();
         let text = changes.join("\n");
-        for name in [
-            "DecorationMethod",
-            "OrderStatus",
-            "FulfillmentStatus",
-            "PaymentStatus",
-            "ProductStatus",
-            "WebhookTopic",
-        ] {
+        for name in OPEN_ENUMS {
             assert!(text.contains(&format!("{name}: value")), "{text}");
         }
         assert!(text.contains("x-webhooks: event"), "{text}");

@@ -141,8 +141,9 @@ pub fn check(root: &Path) -> Result<String, ImportsError> {
     }
 }
 
-/// Every target of every package of the workspace at `root`, from `cargo metadata`.
-pub fn workspace_crates(root: &Path) -> Result<Vec<CrateRoot>, ImportsError> {
+/// The workspace at `root` as `cargo metadata --no-deps --offline` describes it; an error is the reason,
+/// as text (cargo's stderr when it fails), for the caller's own error type.
+pub fn cargo_metadata(root: &Path) -> Result<serde_json::Value, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "metadata",
@@ -154,14 +155,16 @@ pub fn workspace_crates(root: &Path) -> Result<Vec<CrateRoot>, ImportsError> {
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
         .output()
-        .map_err(|e| ImportsError::Metadata(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     if !output.status.success() {
-        return Err(ImportsError::Metadata(
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        ));
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
     }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| ImportsError::Metadata(e.to_string()))?;
+    serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())
+}
+
+/// Every target of every package of the workspace at `root`, from `cargo metadata`.
+pub fn workspace_crates(root: &Path) -> Result<Vec<CrateRoot>, ImportsError> {
+    let metadata = cargo_metadata(root).map_err(ImportsError::Metadata)?;
     let mut crates = Vec::new();
     for package in metadata["packages"].as_array().into_iter().flatten() {
         let package_name = package["name"].as_str().unwrap_or_default();

@@ -304,37 +304,11 @@ impl<'a> Lister<'a> {
                 let generics = self.generics(&strukt.generics);
                 let shape = match &strukt.kind {
                     StructKind::Unit => ";".to_owned(),
-                    StructKind::Tuple(fields) => {
-                        let fields: Vec<String> = fields
-                            .iter()
-                            .map(
-                                |f| match f.as_ref().and_then(|id| self.krate.index.get(id)) {
-                                    Some(Item {
-                                        inner: ItemEnum::StructField(ty),
-                                        ..
-                                    }) => {
-                                        format!("pub {}", self.ty(ty))
-                                    }
-                                    _ => "_".to_owned(),
-                                },
-                            )
-                            .collect();
-                        format!("({})", fields.join(", "))
-                    }
+                    StructKind::Tuple(fields) => self.tuple_shape(fields, "pub "),
                     StructKind::Plain {
                         fields,
                         has_stripped_fields,
-                    } => {
-                        for id in fields {
-                            self.field(id, path);
-                        }
-                        if *has_stripped_fields {
-                            " { private fields }"
-                        } else {
-                            " { .. }"
-                        }
-                        .to_owned()
-                    }
+                    } => self.named_shape(fields, *has_stripped_fields, path),
                 };
                 let where_ = self.where_clause(&strukt.generics);
                 self.push(format!(
@@ -506,6 +480,38 @@ impl<'a> Lister<'a> {
         }
     }
 
+    /// The fields of a tuple struct or variant, `(pub u32, _)`: `_` for a hidden one; `visibility` is
+    /// `"pub "` for a struct's fields (a variant's have none to write).
+    fn tuple_shape(&self, fields: &[Option<Id>], visibility: &str) -> String {
+        let fields: Vec<String> = fields
+            .iter()
+            .map(
+                |f| match f.as_ref().and_then(|id| self.krate.index.get(id)) {
+                    Some(Item {
+                        inner: ItemEnum::StructField(ty),
+                        ..
+                    }) => format!("{visibility}{}", self.ty(ty)),
+                    _ => "_".to_owned(),
+                },
+            )
+            .collect();
+        format!("({})", fields.join(", "))
+    }
+
+    /// A struct's or variant's named fields: each pushed as a line of its own under `path`, and the shape,
+    /// ` { .. }` or ` { private fields }`.
+    fn named_shape(&mut self, fields: &[Id], has_stripped_fields: bool, path: &str) -> String {
+        for id in fields {
+            self.field(id, path);
+        }
+        if has_stripped_fields {
+            " { private fields }"
+        } else {
+            " { .. }"
+        }
+        .to_owned()
+    }
+
     fn variant(&mut self, variant: &Item, parent: &str, position: usize) {
         let ItemEnum::Variant(inner) = &variant.inner else {
             return;
@@ -514,35 +520,11 @@ impl<'a> Lister<'a> {
         let path = format!("{parent}::{name}");
         let shape = match &inner.kind {
             VariantKind::Plain => String::new(),
-            VariantKind::Tuple(fields) => {
-                let fields: Vec<String> = fields
-                    .iter()
-                    .map(
-                        |f| match f.as_ref().and_then(|id| self.krate.index.get(id)) {
-                            Some(Item {
-                                inner: ItemEnum::StructField(ty),
-                                ..
-                            }) => self.ty(ty),
-                            _ => "_".to_owned(),
-                        },
-                    )
-                    .collect();
-                format!("({})", fields.join(", "))
-            }
+            VariantKind::Tuple(fields) => self.tuple_shape(fields, ""),
             VariantKind::Struct {
                 fields,
                 has_stripped_fields,
-            } => {
-                for id in fields {
-                    self.field(id, &path);
-                }
-                if *has_stripped_fields {
-                    " { private fields }"
-                } else {
-                    " { .. }"
-                }
-                .to_owned()
-            }
+            } => self.named_shape(fields, *has_stripped_fields, &path),
         };
         let discriminant = inner
             .discriminant
