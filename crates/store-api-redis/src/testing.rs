@@ -106,8 +106,17 @@ impl RedisServer {
         replica.replica_of = Some(primary_port);
         replica.spawn()?;
         let port = replica.port.unwrap_or_default();
+        // Both ends: the replica's link is up, and the primary lists it online (a `WAIT` counts only
+        // replicas the primary sees; under load the primary's side can lag the replica's).
         let synced = wait_until(READY_WITHIN, || {
             info(port, "replication").is_some_and(|text| text.contains("master_link_status:up"))
+                && info(primary_port, "replication").is_some_and(|text| {
+                    text.lines().any(|line| {
+                        line.starts_with("slave")
+                            && line.contains(&format!("port={port},"))
+                            && line.contains("state=online")
+                    })
+                })
         });
         if !synced {
             return Err(io::Error::new(

@@ -359,8 +359,12 @@ async fn a_write_a_replica_acknowledged_is_confirmed() {
     let Some(_replica) = RedisServer::start_replica_of(&primary).unwrap() else {
         return;
     };
+    // A generous acknowledgement timeout: the test asks whether an acknowledged write counts, not how
+    // fast a replica acknowledges on a loaded machine (250 ms by default was missed there).
     let strict = RedisDedupe::builder(primary.url(), "store_test")
         .replica_acks(1)
+        .command_timeout(Duration::from_secs(10))
+        .replica_ack_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
     let token = fresh(strict.begin("evt_replicated").await.unwrap());
