@@ -29,6 +29,7 @@ use crate::generator::{CodegenError, SPEC_PATH, snake};
 /// The published library crates the step checks, in dependency order.
 pub const CRATES: &[&str] = &[
     "store-api-raw",
+    "store-api-rules",
     "store-api",
     "store-api-webhooks",
     "store-api-redis",
