@@ -140,12 +140,7 @@ where
             let misbehave = misbehave.clone();
             async move {
                 if is_preflight_read(&seen) {
-                    let (status, _, body) = up.forward(&seen).await;
-                    return answer(
-                        status.as_u16(),
-                        &[("content-type", "application/json")],
-                        body,
-                    );
+                    return up.relay(&seen).await;
                 }
                 misbehave(&seen)
             }

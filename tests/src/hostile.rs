@@ -64,6 +64,16 @@ impl Upstream {
             Err(_) => (StatusCode::BAD_GATEWAY, HeaderMap::new(), Bytes::new()),
         }
     }
+
+    /// `seen` sent on to the upstream, and its status and body answered as JSON.
+    pub async fn relay(&self, seen: &Seen) -> Response {
+        let (status, _, body) = self.forward(seen).await;
+        answer(
+            status.as_u16(),
+            &[("content-type", "application/json")],
+            body,
+        )
+    }
 }
 
 /// A server that answers every request with what its closure says.
@@ -80,14 +90,7 @@ impl Hostile {
         Hostile::start(
             "127.0.0.1",
             Some(origin.to_owned()),
-            |seen: Seen, upstream: Upstream| async move {
-                let (status, _, body) = upstream.forward(&seen).await;
-                answer(
-                    status.as_u16(),
-                    &[("content-type", "application/json")],
-                    body,
-                )
-            },
+            |seen: Seen, upstream: Upstream| async move { upstream.relay(&seen).await },
         )
         .await
     }
