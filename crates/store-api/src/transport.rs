@@ -329,11 +329,13 @@ impl ClientTransport {
     async fn read(&self, mut response: reqwest::Response) -> Result<Bytes> {
         let limit = self.max_response_bytes;
         let too_large = || error::from_failure(Failure::TooLarge { limit });
-        // Sized by the answer's own length when it gives one (within the cap, checked before).
-        let expected = response
-            .content_length()
-            .and_then(|length| usize::try_from(length).ok());
-        let mut body = BytesMut::with_capacity(expected.unwrap_or(0).min(limit));
+        // An answer that gives its length (within the cap, checked before) cannot send more: hyper
+        // holds the body to it. Collected by hyper, it is not copied into a buffer of our own (a fresh
+        // allocation of a page's size per answer, and the page faults that come with it).
+        if response.content_length().is_some() {
+            return response.bytes().await.map_err(error::from_reqwest);
+        }
+        let mut body = BytesMut::new();
         while let Some(chunk) = response.chunk().await.map_err(error::from_reqwest)? {
             if body.len().saturating_add(chunk.len()) > limit {
                 return Err(too_large());
