@@ -106,6 +106,7 @@ impl Hostile {
             .expect("a loopback port");
         let addr = listener.local_addr().expect("its address");
         let seen = Arc::new(Mutex::new(Vec::new()));
+        store_api::install_crypto_provider();
         let upstream = Upstream {
             origin: upstream,
             http: reqwest::Client::builder()

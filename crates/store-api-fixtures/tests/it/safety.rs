@@ -141,6 +141,7 @@ async fn sigterm_saves_the_state() {
         state.to_str().unwrap(),
     ])
     .await;
+    store_api::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let rotated: serde_json::Value = http
         .post(format!(
@@ -189,6 +190,7 @@ async fn forward_to_registers_every_topic_of_every_store() {
         &receiver.url("/hooks"),
     ])
     .await;
+    store_api::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let created = http
         .post(format!(
@@ -237,6 +239,7 @@ async fn writes_survive_kill_9_after_the_save_interval() {
         "50",
     ])
     .await;
+    store_api::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let created: serde_json::Value = http
         .post(format!(
