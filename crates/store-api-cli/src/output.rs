@@ -37,22 +37,22 @@ impl Output {
         }
     }
 
-    /// Prints `value` as pretty JSON (JSON mode only).
+    /// Prints `value` as pretty JSON (JSON mode only), [`clean_json`]ed.
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CliError> {
         if self.json {
             let text = serde_json::to_string_pretty(value)
                 .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
-            write_stdout(&format!("{text}\n"));
+            write_stdout(&format!("{}\n", clean_json(&text)));
         }
         Ok(())
     }
 
-    /// Prints `value` as one compact JSON line (JSON mode only), for streams of results.
+    /// Prints `value` as one compact JSON line (JSON mode only), for streams of results, [`clean_json`]ed.
     pub fn json_line<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CliError> {
         if self.json {
             let text = serde_json::to_string(value)
                 .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
-            write_stdout(&format!("{text}\n"));
+            write_stdout(&format!("{}\n", clean_json(&text)));
         }
         Ok(())
     }
@@ -66,7 +66,7 @@ pub fn write_stdout(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
-use crate::terminal::{clean, clean_lines};
+use crate::terminal::{clean, clean_json, clean_lines};
 
 /// A table for humans whose cells are [`clean`](crate::terminal::clean): the only kind [`Output::table`] prints.
 pub struct Table(comfy_table::Table);

@@ -32,6 +32,26 @@ fn clean_except(text: &str, kept: Option<char>) -> Cow<'_, str> {
     Cow::Owned(cleaned)
 }
 
+/// JSON text (as `serde_json` writes it) as a terminal may show it: the control characters JSON leaves
+/// raw inside strings (DEL and C1; C0 is escaped already) and the characters that reorder text, written
+/// as JSON escapes (`\u009b`). Still JSON, with the same value: only strings can hold such characters.
+pub fn clean_json(json: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && c != '\n') || reorders(c);
+    if !json.chars().any(unsafe_char) {
+        return Cow::Borrowed(json);
+    }
+    let mut cleaned = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if unsafe_char(c) {
+            // Every such character is in the Basic Multilingual Plane: one `\uXXXX` each.
+            cleaned.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            cleaned.push(c);
+        }
+    }
+    Cow::Owned(cleaned)
+}
+
 /// Unicode's bidirectional formatting characters: they reorder what a terminal shows after them.
 fn reorders(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
@@ -56,5 +76,23 @@ mod tests {
             assert_eq!(clean(text), expected, "{text:?}");
         }
         assert_eq!(clean_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
+    }
+
+    #[test]
+    fn json_keeps_its_value_and_shows_no_control_character() {
+        let value = serde_json::json!({"name": "a\u{1b}]0;x\u{7}b\u{9b}2J\u{7f}c\u{202e}d", "n": [1, "\n"]});
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let cleaned = clean_json(&pretty);
+        assert!(
+            !cleaned
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || reorders(c)),
+            "{cleaned}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&cleaned).unwrap(),
+            value
+        );
+        assert!(matches!(clean_json("{\"a\": 1}"), Cow::Borrowed(_)));
     }
 }

@@ -13,6 +13,7 @@ use store_api::Client;
 use crate::cli::ApiArgs;
 use crate::error::CliError;
 use crate::output::write_stdout;
+use crate::terminal::{clean_json, clean_lines};
 
 /// Sends the request and prints the answer: the status on stderr, the body on stdout.
 pub async fn run(args: ApiArgs, client: &Client) -> Result<(), CliError> {
@@ -73,7 +74,8 @@ fn read_data(data: &str) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
-/// The body as printed: pretty JSON when it is JSON, else the text as it came.
+/// The body as printed: pretty JSON when it is JSON, else the text as it came; either way with no
+/// control character a terminal would obey (`terminal`: JSON stays JSON, with the same value).
 fn render_body(bytes: &[u8], is_json: bool) -> String {
     if bytes.is_empty() {
         return String::new();
@@ -82,7 +84,10 @@ fn render_body(bytes: &[u8], is_json: bool) -> String {
         .then(|| serde_json::from_slice::<serde_json::Value>(bytes).ok())
         .flatten()
         .and_then(|value| serde_json::to_string_pretty(&value).ok());
-    let mut text = pretty.unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned());
+    let mut text = match pretty {
+        Some(json) => clean_json(&json).into_owned(),
+        None => clean_lines(&String::from_utf8_lossy(bytes)).into_owned(),
+    };
     if !text.ends_with('\n') {
         text.push('\n');
     }

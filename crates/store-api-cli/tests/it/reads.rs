@@ -262,4 +262,24 @@ fn control_characters_of_server_strings_never_reach_the_terminal() {
         format!("Ada{TITLE}")
     );
     assert!(!json.stdout.contains('\u{1b}'), "escaped in JSON: {json:?}");
+    // JSON leaves DEL and C1 raw inside strings (`\u{9b}` is CSI to an 8-bit terminal), and so did
+    // `--json` and `api`: they are JSON escapes now, and the value is unchanged.
+    let name = format!("Sunset{TITLE} Tee{CLEAR}\u{9b}2J\u{7f}");
+    let runs = [
+        env.run(&["products", "get", "prod_alpha_sunset_tee", "--json"])
+            .code(0),
+        env.run(&["products", "list", "--json"]).code(0),
+        env.run(&["api", "GET", "/products/prod_alpha_sunset_tee"])
+            .code(0),
+    ];
+    for run in &runs {
+        let raw = run.stdout.chars().find(|c| c.is_control() && *c != '\n');
+        assert_eq!(raw, None, "{run:?}");
+        assert!(
+            !run.stdout.contains(&name) && run.stdout.contains("\\u009b"),
+            "{run:?}"
+        );
+    }
+    assert_eq!(runs[0].json()["name"], name);
+    assert_eq!(runs[2].json()["name"], name);
 }
