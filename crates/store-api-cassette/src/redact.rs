@@ -75,6 +75,7 @@ impl Field {
             Field::Street => format!("{n} Placeholder Street"),
             Field::Apartment => format!("Apt {n}"),
             Field::City => format!("City{n}"),
+            // Chosen by the redactor (`Redactor::us_state`), which knows the codes taken.
             Field::UsState => US_STATES[(n - 1) % US_STATES.len()].0.to_owned(),
             Field::State => format!("Province{n}"),
             // Digits stay digits of the same length (a US ZIP stays five digits); anything else
@@ -164,10 +165,32 @@ impl Redactor {
         }
         let count = self.counts.entry(field).or_default();
         *count += 1;
-        let placeholder = field.placeholder(*count, original);
+        let placeholder = match field {
+            Field::UsState => self.us_state(original),
+            _ => field.placeholder(*count, original),
+        };
         self.placeholders
             .insert((field, original.to_owned()), placeholder.clone());
         placeholder
+    }
+
+    /// A state code for the US state `original`: the first code of the fixed list that is neither
+    /// `original` itself (by code or name) nor another state's placeholder, so that placeholders stay
+    /// one-to-one (past 51 states, codes are shared).
+    fn us_state(&self, original: &str) -> String {
+        let taken = |code: &str| {
+            self.placeholders
+                .iter()
+                .any(|((field, _), placeholder)| *field == Field::UsState && placeholder == code)
+        };
+        let is_original = |(code, name): &(&str, &str)| {
+            code.eq_ignore_ascii_case(original) || name.eq_ignore_ascii_case(original)
+        };
+        US_STATES
+            .iter()
+            .find(|state| !is_original(state) && !taken(state.0))
+            .or_else(|| US_STATES.iter().find(|state| !is_original(state)))
+            .map_or_else(String::new, |(code, _)| (*code).to_owned())
     }
 
     /// Replaces every field of customer data in `value` by its placeholder.
@@ -325,6 +348,16 @@ mod tests {
         assert_eq!(address["address"]["country"], "US");
         let state = address["address"]["stateOrProvince"].as_str().unwrap();
         assert!(store_api_rules::countries::is_us_state(state), "{state}");
+        assert_ne!(state, "TX");
+        let states: Vec<String> = ["AK", "Alabama", "AK", "TX"]
+            .iter()
+            .map(|state| redactor.placeholder(Field::UsState, state))
+            .collect();
+        assert_eq!(states[0], states[2], "the same value, the same placeholder");
+        assert_ne!(states[0], "AK", "never the value itself");
+        assert_ne!(states[1], "AL", "never the value itself, by name");
+        let distinct: std::collections::BTreeSet<&String> = states.iter().collect();
+        assert_eq!(distinct.len(), 3, "one-to-one: {states:?}");
         assert_eq!(order["externalOrderId"], "ext-1");
 
         let mut page = json!({"items": [
