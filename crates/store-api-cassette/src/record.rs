@@ -274,7 +274,8 @@ pub(crate) fn recorded_body(
 /// Each answer's body is read whole (at most [`store_api::DEFAULT_MAX_RESPONSE_BYTES`]), recorded,
 /// and handed to the client as an equivalent answer. An answer that says it is longer than that is
 /// passed through unread and not recorded (the client refuses it anyway); a body that breaks
-/// mid-way is reported as a broken connection and not recorded.
+/// mid-way is reported as a broken connection and not recorded, and so is an exchange that got no
+/// answer at all (no connection, a reset): a cassette holds answers.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -179,12 +179,6 @@ impl Replay {
                     "exchange {index} matched, but its answer's body ({bytes} bytes) was too large to keep when it was recorded; record again with a larger RecordOptions::max_kept_body"
                 )));
             }
-            #[allow(unreachable_patterns)]
-            Some(_) => {
-                return Err(fail(format!(
-                    "exchange {index} matched, but its answer's body is of a kind this version cannot replay"
-                )));
-            }
         };
         Ok(HttpAnswer {
             status: recorded.status,
