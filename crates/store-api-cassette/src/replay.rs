@@ -221,11 +221,23 @@ impl Replay {
             .map(|(index, shown)| (*index, shown, closeness(&self.shapes[*index], shown)))
             .max_by(|a, b| a.2.total_cmp(&b.2).then(b.0.cmp(&a.0)));
         let what = format!("request {asked} of this replay ({})", live.line());
+        let answered = (0..self.shapes.len())
+            .filter(|&other| state.used[other])
+            .filter(|&other| {
+                let mut bindings = state.bindings.clone();
+                live.against(&self.shapes[other], redacted, &mut bindings) == self.shapes[other]
+            })
+            .count();
         let Some((index, shown, _)) = nearest else {
             return ReplayError {
                 summary: format!(
-                    "the cassette holds no answer for {what}: every one of its {} exchanges was used",
-                    self.shapes.len()
+                    "the cassette holds no answer for {what}: every one of its {} exchanges was used{}",
+                    self.shapes.len(),
+                    if answered > 0 {
+                        format!(", and it held this request {answered} time(s)")
+                    } else {
+                        String::new()
+                    }
                 ),
                 diff: String::new(),
                 nearest: None,
@@ -235,10 +247,16 @@ impl Replay {
             let mut bindings = state.bindings.clone();
             live.against(&self.shapes[other], redacted, &mut bindings) == self.shapes[other]
         });
+        let used_up;
         let why = if held_elsewhere && !live.is_read() {
             "the cassette holds it later: writes are answered in the recorded order, and the next recorded write is"
         } else if held_elsewhere {
             "the cassette holds it before a write already answered; the nearest read after it is"
+        } else if answered > 0 {
+            used_up = format!(
+                "the cassette held it {answered} time(s) and each answer was given already; the nearest unused request is"
+            );
+            used_up.as_str()
         } else if !live.is_read() && !candidates.is_empty() {
             "the next recorded write is"
         } else {
@@ -529,5 +547,13 @@ mod tests {
             .answer(&request("GET", ORDERS, &none, b""))
             .unwrap_err();
         assert!(error.to_string().contains("max_kept_body"), "{error}");
+        // Asked again: its one answer was given (it matched, although it could not be replayed).
+        let again = replay
+            .answer(&request("GET", ORDERS, &none, b""))
+            .unwrap_err();
+        assert!(
+            again.to_string().contains("held this request 1 time(s)"),
+            "{again}"
+        );
     }
 }
