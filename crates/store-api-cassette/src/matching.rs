@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+use store_api_raw::contract::VERSION_PREFIX;
 
 use crate::format::{RecordedBody, RecordedRequest};
 use crate::redact::{Field, Keys, address_field, is_us, shipping_field, visit_customer_data};
@@ -163,7 +164,7 @@ impl Shape {
     pub(crate) fn recorded(request: &RecordedRequest) -> Shape {
         Shape {
             method: request.method.clone(),
-            path: request.path.clone(),
+            path: from_version_prefix(&request.path).to_owned(),
             query: pairs(request.query.as_deref()),
             body: request.body.as_ref().map(|body| match body {
                 RecordedBody::Json(json) => ShapeBody::Json(json.clone()),
@@ -232,7 +233,7 @@ impl Live {
         };
         Live {
             method: method.to_ascii_uppercase(),
-            path: keys.scrub(path),
+            path: from_version_prefix(&keys.scrub(path)).to_owned(),
             query: pairs(query.as_deref()),
             body,
         }
@@ -430,6 +431,12 @@ fn fresh(var: Var, live: &str, recorded: Option<&str>, bindings: &mut Bindings) 
     }
 }
 
+/// `path` from the API's version prefix on (`/store-api/2026-08/...`), whatever the base URL's path
+/// before it was (a service or proxy mounted under a path of its own): what matching compares.
+fn from_version_prefix(path: &str) -> &str {
+    path.find(VERSION_PREFIX).map_or(path, |at| &path[at..])
+}
+
 /// The decoded `name=value` pairs of a query string, in order.
 fn pairs(query: Option<&str>) -> Vec<(String, String)> {
     query
@@ -559,6 +566,23 @@ mod tests {
                 .map(String::as_str),
             Some("live-1")
         );
+    }
+
+    #[test]
+    fn paths_are_compared_from_the_version_prefix_on() {
+        let shape = Shape {
+            method: "GET".into(),
+            path: from_version_prefix("/mounted/store-api/2026-08/stores/s/status").into(),
+            query: Vec::new(),
+            body: None,
+        };
+        let live = Live::new(
+            "GET",
+            "/store-api/2026-08/stores/s/status",
+            b"",
+            &Keys::default(),
+        );
+        assert_eq!(live.against(&shape, true, &mut Bindings::default()), shape);
     }
 
     #[test]
