@@ -500,3 +500,75 @@ fn a_redirect_is_passed_back_never_followed_and_other_hosts_are_refused() {
     proxy.stop();
     assert!(elsewhere.heads().is_empty());
 }
+
+#[test]
+fn the_embedded_emulator_can_stand_behind_the_recording_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", dir.path().to_str().unwrap()],
+        "store-api proxy recording into ",
+    );
+    // The embedded emulator's first store, with its seeded key.
+    let seen = curl(&[
+        "-H",
+        "X-API-Key: csk_ce4d6676e735329b21b3d864ca427df5",
+        &format!(
+            "{}/store-api/2026-08/stores/store_alpha/status",
+            proxy.origin
+        ),
+    ]);
+    assert_eq!(seen.status, 200, "{seen:?}");
+    let stderr = proxy.stop();
+    assert!(
+        stderr.contains("using the embedded emulator at"),
+        "{stderr}"
+    );
+    let cassette = store_api_cassette::Cassette::load(dir.path().join("proxy.json")).unwrap();
+    assert_eq!(cassette.exchanges.len(), 1);
+}
+
+#[test]
+fn the_proxy_says_what_it_lacks_before_it_listens() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    let run = |args: &[&str]| {
+        crate::common::Run::from(
+            crate::common::bare()
+                .arg("proxy")
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let nowhere = run(&["--listen", "127.0.0.1:0", "--record", dir]).code(2);
+    assert!(nowhere.stderr.contains("--base-url"), "{nowhere:?}");
+    let remote = run(&["--listen", "0.0.0.0:0", "--replay", dir]).code(2);
+    assert!(
+        remote.stderr.contains("--allow-insecure-http"),
+        "{remote:?}"
+    );
+    let clear = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--record",
+        dir,
+        "--base-url",
+        "http://store.example.test",
+    ])
+    .code(2);
+    assert!(clear.stderr.contains("clear text"), "{clear:?}");
+    let neither = run(&["--listen", "127.0.0.1:0"]).code(2);
+    assert!(neither.stderr.contains("--record"), "{neither:?}");
+    let missing = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--replay",
+        "/nonexistent/cassettes",
+    ])
+    .code(2);
+    assert!(
+        missing.stderr.contains("/nonexistent/cassettes"),
+        "{missing:?}"
+    );
+}
