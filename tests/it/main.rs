@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Issue 31: cassettes recorded against the emulator and replayed with no network.
+mod cassettes;
 // Issue 24: store-api doctor against the emulator and against emulators that deviate from the spec.
 mod doctor;
 // The emulator's faults on demand against the real client.

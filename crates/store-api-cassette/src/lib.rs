@@ -1,9 +1,18 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod diff;
 mod format;
+mod matching;
+mod record;
+mod redact;
+mod replay;
 
 pub use format::{
     Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,
     RecordedRequest,
 };
+pub use record::{
+    DEFAULT_MAX_KEPT_BODY, HttpAnswer, HttpRequest, RecordOptions, Recorder, Recording,
+};
+pub use replay::{Replay, ReplayError, Replayer};
