@@ -12,8 +12,6 @@ mod orders;
 mod placement;
 mod products;
 mod proxy;
-// Until store-api-cassette's record/replay cores are merged (issue 31, H1).
-mod cassette_shim;
 mod schema;
 mod status;
 mod watch;

@@ -12,18 +12,16 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::cli::ProxyArgs;
+use crate::error::CliError;
+use crate::global::GlobalArgs;
+use crate::session::Session;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
-use store_api_cassette::Cassette;
-
-use super::cassette_shim::{HttpAnswer, HttpRequest, RecordOptions, Recording, Replay};
-use crate::cli::ProxyArgs;
-use crate::error::CliError;
-use crate::global::GlobalArgs;
-use crate::session::Session;
+use store_api_cassette::{Cassette, HttpAnswer, HttpRequest, RecordOptions, Recording, Replay};
 
 /// The request header naming the cassette an exchange belongs to (never forwarded).
 pub const CASSETTE_HEADER: &str = "x-store-api-cassette";
