@@ -156,9 +156,11 @@ async fn serve(listen: SocketAddr, mode: Mode) -> Result<(), CliError> {
         .with_graceful_shutdown(stopped)
         .await
         .map_err(|e| CliError::Failed(format!("the proxy stopped: {e}")));
-    // Every exchange was written as it happened; this is the last word after the in-flight ones.
-    if let Mode::Record(recorder) = &proxy.mode {
-        recorder.save_all()?;
+    match &proxy.mode {
+        // Every exchange was written as it happened; this is the last word after the in-flight ones.
+        Mode::Record(recorder) => recorder.save_all()?,
+        // A suite that stopped short of its recording learns it here.
+        Mode::Replay(replayer) => replayer.report_unused(),
     }
     served
 }
@@ -528,6 +530,27 @@ impl Replayer {
     }
 }
 
+impl Replayer {
+    /// Names on stderr the recorded exchanges no request asked for.
+    fn report_unused(&self) {
+        for (name, replay) in &self.replays {
+            let unused = replay.unused();
+            if unused.is_empty() {
+                continue;
+            }
+            let requests: Vec<String> = unused
+                .iter()
+                .map(|exchange| format!("  {} {}", exchange.request.method, exchange.request.path))
+                .collect();
+            eprintln!(
+                "cassette {name}: {} recorded exchanges never asked for:\n{}",
+                unused.len(),
+                requests.join("\n")
+            );
+        }
+    }
+}
+
 fn cassette_name_is_safe(name: &str) -> bool {
     let mut headers = HeaderMap::new();
     match HeaderValue::from_str(name) {
@@ -615,7 +638,8 @@ mod tests {
             );
         }
         let kept = forwarded_headers(&headers);
-        let names: Vec<&str> = kept.keys().map(HeaderName::as_str).collect();
-        assert_eq!(names, ["x-api-key", "content-type"]);
+        let mut names: Vec<&str> = kept.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["content-type", "x-api-key"]);
     }
 }

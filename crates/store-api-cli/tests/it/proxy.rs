@@ -358,6 +358,7 @@ fn curl_records_through_the_proxy_and_replays_with_nothing_behind_it() {
         "{unknown:?}"
     );
     let stderr = proxy.stop();
+    assert!(!stderr.contains("never asked for"), "{stderr}");
     assert!(stderr.contains("prod_never_recorded"), "{stderr}");
     assert!(stderr.contains(message.lines().next().unwrap()), "{stderr}");
 }
@@ -570,5 +571,47 @@ fn the_proxy_says_what_it_lacks_before_it_listens() {
     assert!(
         missing.stderr.contains("/nonexistent/cassettes"),
         "{missing:?}"
+    );
+}
+
+#[test]
+fn customer_data_is_kept_only_when_asked_and_unused_exchanges_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes, "--keep-customer-data"],
+        "store-api proxy recording into ",
+    );
+    let key = "csk_ce4d6676e735329b21b3d864ca427df5";
+    let recorded = session(&proxy.origin, "store_alpha", Some(key));
+    assert_eq!(recorded[2].status, 201, "{recorded:?}");
+    proxy.stop();
+    let text = read(&dir.path().join("proxy.json"));
+    assert!(text.contains("\"customerData\": \"kept\""), "{text}");
+    for value in CUSTOMER {
+        assert!(text.contains(value), "{value:?} was not kept:\n{text}");
+    }
+    assert!(!text.contains(key), "{text}");
+
+    // A replay that stops after the first request names the rest on exit.
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    let status = curl(&[&format!(
+        "{}/store-api/2026-08/stores/store_alpha/status",
+        proxy.origin
+    )]);
+    assert_eq!(status.status, 200, "{status:?}");
+    let stderr = proxy.stop();
+    assert!(
+        stderr.contains("cassette proxy: 5 recorded exchanges never asked for"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cassette second: 1 recorded exchanges"),
+        "{stderr}"
     );
 }
