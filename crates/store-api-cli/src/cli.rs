@@ -121,6 +121,10 @@ pub struct ProxyArgs {
     /// When recording, keep names, addresses, emails and phone numbers instead of placeholders.
     #[arg(long, requires = "record")]
     pub keep_customer_data: bool,
+    /// When recording, bodies longer than this many bytes are kept as their size and SHA-256 only: such
+    /// a request still matches on replay, but such an answer cannot be replayed.
+    #[arg(long, value_name = "BYTES", requires = "record", default_value_t = store_api_cassette::DEFAULT_MAX_KEPT_BODY)]
+    pub max_kept_body: usize,
 }
 
 /// Options of `api`.

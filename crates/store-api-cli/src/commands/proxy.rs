@@ -57,7 +57,10 @@ pub async fn run(args: ProxyArgs, global: &GlobalArgs) -> Result<(), CliError> {
             } else {
                 configured_origin(global)?
             };
-            Mode::Record(Recorder::new(dir.clone(), origin, args.keep_customer_data)?)
+            let options = RecordOptions::default()
+                .keep_customer_data(args.keep_customer_data)
+                .max_kept_body(args.max_kept_body);
+            Mode::Record(Recorder::new(dir.clone(), origin, options)?)
         }
         (None, Some(dir)) => Mode::Replay(Replayer::load(dir)?),
         // clap's argument group requires exactly one of the two.
@@ -372,7 +375,7 @@ impl Named {
 }
 
 impl Recorder {
-    fn new(dir: PathBuf, origin: String, keep_customer_data: bool) -> Result<Recorder, CliError> {
+    fn new(dir: PathBuf, origin: String, options: RecordOptions) -> Result<Recorder, CliError> {
         std::fs::create_dir_all(&dir)
             .map_err(|e| CliError::Usage(format!("--record {}: {e}", dir.display())))?;
         // Transparent: a 3xx is the caller's to follow or not; no proxy of the environment in between;
@@ -385,7 +388,7 @@ impl Recorder {
         Ok(Recorder {
             dir,
             origin,
-            options: RecordOptions::default().keep_customer_data(keep_customer_data),
+            options,
             http,
             cassettes: Mutex::new(BTreeMap::new()),
         })

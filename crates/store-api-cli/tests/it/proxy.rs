@@ -615,3 +615,41 @@ fn customer_data_is_kept_only_when_asked_and_unused_exchanges_are_named() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_answer_over_max_kept_body_is_recorded_by_size_and_cannot_be_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes, "--max-kept-body", "10"],
+        "store-api proxy recording into ",
+    );
+    let status = format!(
+        "{}/store-api/2026-08/stores/store_alpha/status",
+        proxy.origin
+    );
+    let live = curl(&[
+        "-H",
+        "X-API-Key: csk_ce4d6676e735329b21b3d864ca427df5",
+        &status,
+    ]);
+    assert_eq!(live.status, 200, "{live:?}");
+    proxy.stop();
+    let text = read(&dir.path().join("proxy.json"));
+    assert!(text.contains("\"sha256\""), "{text}");
+
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    let status = format!(
+        "{}/store-api/2026-08/stores/store_alpha/status",
+        proxy.origin
+    );
+    let replayed = curl(&[&status]);
+    assert_eq!(replayed.status, 500, "{replayed:?}");
+    assert!(replayed.body.contains("too large to keep"), "{replayed:?}");
+    proxy.stop();
+}
