@@ -12,16 +12,17 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::cli::ProxyArgs;
-use crate::error::CliError;
-use crate::global::GlobalArgs;
-use crate::session::Session;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use store_api_cassette::{Cassette, HttpAnswer, HttpRequest, RecordOptions, Recording, Replay};
+
+use crate::cli::ProxyArgs;
+use crate::error::CliError;
+use crate::global::GlobalArgs;
+use crate::session::Session;
 
 /// The request header naming the cassette an exchange belongs to (never forwarded).
 pub const CASSETTE_HEADER: &str = "x-store-api-cassette";
@@ -61,6 +62,14 @@ pub async fn run(args: ProxyArgs, global: &GlobalArgs) -> Result<(), CliError> {
                 .keep_customer_data(args.keep_customer_data)
                 .max_kept_body(args.max_kept_body);
             Mode::Record(Recorder::new(dir.clone(), origin, options)?)
+        }
+        // Nothing stands behind a replay; an emulator asked for would be a test's mistake.
+        (None, Some(_)) if global.emulator || global.emulator_state.is_some() => {
+            return Err(CliError::Usage(
+                "--emulator and --emulator-state only apply with --record: a replay answers from \
+                 its cassettes alone"
+                    .into(),
+            ));
         }
         (None, Some(dir)) => Mode::Replay(Replayer::load(dir)?),
         // clap's argument group requires exactly one of the two.
@@ -311,10 +320,12 @@ fn end_to_end(headers: &HeaderMap) -> HeaderMap {
 }
 
 /// The request headers the origin gets: end to end ones, without `Host` (the origin's is set from
-/// its URL) and without [`CASSETTE_HEADER`] (the proxy's own). The caller's `X-API-Key` stays.
+/// its URL), without `Expect` (the proxy has read the whole body already) and without
+/// [`CASSETTE_HEADER`] (the proxy's own). The caller's `X-API-Key` stays.
 fn forwarded_headers(headers: &HeaderMap) -> HeaderMap {
     let mut kept = end_to_end(headers);
     kept.remove("host");
+    kept.remove("expect");
     kept.remove(CASSETTE_HEADER);
     kept
 }
@@ -631,6 +642,7 @@ mod tests {
             ("transfer-encoding", "chunked"),
             ("content-length", "3"),
             ("host", "127.0.0.1:1"),
+            ("expect", "100-continue"),
             ("x-store-api-cassette", "orders"),
             ("x-api-key", "csk_caller"),
             ("content-type", "application/json"),

@@ -559,6 +559,11 @@ fn the_proxy_says_what_it_lacks_before_it_listens() {
     ])
     .code(2);
     assert!(clear.stderr.contains("clear text"), "{clear:?}");
+    let emulator = run(&["--listen", "127.0.0.1:0", "--replay", dir, "--emulator"]).code(2);
+    assert!(
+        emulator.stderr.contains("only apply with --record"),
+        "{emulator:?}"
+    );
     let neither = run(&["--listen", "127.0.0.1:0"]).code(2);
     assert!(neither.stderr.contains("--record"), "{neither:?}");
     let missing = run(&[
