@@ -87,6 +87,20 @@ impl Bindings {
             }
         });
         self.restore_fresh(value);
+        // A message that quoted a value was recorded quoting its placeholder (`redact_answer`).
+        if let Some(message) = value.get_mut("message") {
+            for ((var, placeholder), live) in &self.live_of {
+                if matches!(var, Var::Customer(field) if *field != Field::UsState)
+                    && placeholder.chars().count() >= 3
+                {
+                    crate::redact::visit_strings(message, &mut |text| {
+                        if text.contains(placeholder.as_str()) {
+                            *text = crate::redact::replace_words(text, placeholder, live);
+                        }
+                    });
+                }
+            }
+        }
         let ids: Vec<(&String, &String)> = self
             .live_of
             .iter()
@@ -155,9 +169,6 @@ impl Shape {
                 RecordedBody::Json(json) => ShapeBody::Json(json.clone()),
                 RecordedBody::Text(text) => ShapeBody::Text(text.clone()),
                 RecordedBody::Omitted { sha256, .. } => ShapeBody::Digest(sha256.clone()),
-                // A body of a later format version: never equal to a live one.
-                #[allow(unreachable_patterns)]
-                _ => ShapeBody::Digest(String::new()),
             }),
         }
     }
@@ -514,6 +525,9 @@ mod tests {
         // Kept customer data is compared as it is.
         assert_ne!(live.against(&shape, false, &mut Bindings::default()), shape);
 
+        let mut message = json!({"message": ["firstName Firstname1 is not Firstname12"]});
+        bindings.restore(&mut message);
+        assert_eq!(message["message"][0], "firstName Ada is not Firstname12");
         let mut answer = json!({"items": [{"externalOrderId": "rec-1", "shippingAddress": {"firstName": "Firstname1"}}]});
         bindings.restore(&mut answer);
         assert_eq!(

@@ -3,25 +3,7 @@
 //!
 //! [`Recording`] is the pure core (one exchange in, redacted; the cassette out), shared by the
 //! [`Recorder`] network and the CLI's recording proxy. [`Recorder`] wraps a real network under a
-//! [`store_api::Client`]:
-//!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::sync::Arc;
-//! use store_api_cassette::{RecordOptions, Recorder};
-//!
-//! let recorder = Arc::new(Recorder::reqwest(RecordOptions::default())?);
-//! let client = store_api::Client::builder()
-//!     .base_url("https://api.example.com/store-api/2026-08")
-//!     .store_id("store_alpha")
-//!     .api_key(std::env::var("STORE_API_KEY")?)
-//!     .network(recorder.clone())
-//!     .build()?;
-//! client.status().await?;
-//! recorder.recording().cassette().save("tests/cassettes/status.json")?;
-//! # Ok(())
-//! # }
-//! ```
+//! [`store_api::Client`].
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -292,7 +274,26 @@ pub(crate) fn recorded_body(
 /// Each answer's body is read whole (at most [`store_api::DEFAULT_MAX_RESPONSE_BYTES`]), recorded,
 /// and handed to the client as an equivalent answer. An answer that says it is longer than that is
 /// passed through unread and not recorded (the client refuses it anyway); a body that breaks
-/// mid-way is reported as a broken connection and not recorded.
+/// mid-way is reported as a broken connection and not recorded, and so is an exchange that got no
+/// answer at all (no connection, a reset): a cassette holds answers.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use store_api_cassette::{RecordOptions, Recorder};
+///
+/// let recorder = Arc::new(Recorder::reqwest(RecordOptions::default())?);
+/// let client = store_api::Client::builder()
+///     .base_url("https://api.example.com/store-api/2026-08")
+///     .store_id("store_alpha")
+///     .api_key(std::env::var("STORE_API_KEY")?)
+///     .network(recorder.clone())
+///     .build()?;
+/// client.status().await?;
+/// recorder.recording().cassette().save("tests/cassettes/status.json")?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Recorder {
     inner: Arc<dyn Network>,

@@ -236,7 +236,7 @@ pub(crate) fn visit_strings(value: &mut Value, visit: &mut impl FnMut(&mut Strin
 }
 
 /// `text` with every occurrence of `word` that is not part of a longer word replaced by `with`.
-fn replace_words(text: &str, word: &str, with: &str) -> String {
+pub(crate) fn replace_words(text: &str, word: &str, with: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(word) {

@@ -16,32 +16,6 @@
 //! - Anything else is a [`ReplayError`], whose text is a diff against the nearest recorded request.
 //!   Through a [`store_api::Client`] it is
 //!   [`store_api::Error::Refused`], never retried, its source the `ReplayError`.
-//!
-//! ```no_run
-//! use store_api_cassette::{Cassette, Replayer};
-//!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let cassette = Cassette::load("tests/cassettes/status.json")?;
-//! let replayer = std::sync::Arc::new(Replayer::new(cassette));
-//! let client = store_api::Client::builder()
-//!     .base_url("http://127.0.0.1:1/store-api/2026-08") // never connected to
-//!     .store_id("store_alpha")
-//!     .api_key("csk_any_key_will_do")
-//!     .network(replayer.clone())
-//!     .build()?;
-//! match client.status().await {
-//!     Ok(status) => println!("{status:?}"),
-//!     Err(store_api::Error::Refused { source }) => {
-//!         // The diff against the nearest recorded request.
-//!         let replay = source.downcast_ref::<store_api_cassette::ReplayError>();
-//!         panic!("{}", replay.map(ToString::to_string).unwrap_or_default());
-//!     }
-//!     Err(other) => return Err(other.into()),
-//! }
-//! assert!(replayer.replay().unused().is_empty());
-//! # Ok(())
-//! # }
-//! ```
 
 use std::sync::{Mutex, PoisonError};
 
@@ -205,12 +179,6 @@ impl Replay {
                     "exchange {index} matched, but its answer's body ({bytes} bytes) was too large to keep when it was recorded; record again with a larger RecordOptions::max_kept_body"
                 )));
             }
-            #[allow(unreachable_patterns)]
-            Some(_) => {
-                return Err(fail(format!(
-                    "exchange {index} matched, but its answer's body is of a kind this version cannot replay"
-                )));
-            }
         };
         Ok(HttpAnswer {
             status: recorded.status,
@@ -253,11 +221,23 @@ impl Replay {
             .map(|(index, shown)| (*index, shown, closeness(&self.shapes[*index], shown)))
             .max_by(|a, b| a.2.total_cmp(&b.2).then(b.0.cmp(&a.0)));
         let what = format!("request {asked} of this replay ({})", live.line());
+        let answered = (0..self.shapes.len())
+            .filter(|&other| state.used[other])
+            .filter(|&other| {
+                let mut bindings = state.bindings.clone();
+                live.against(&self.shapes[other], redacted, &mut bindings) == self.shapes[other]
+            })
+            .count();
         let Some((index, shown, _)) = nearest else {
             return ReplayError {
                 summary: format!(
-                    "the cassette holds no answer for {what}: every one of its {} exchanges was used",
-                    self.shapes.len()
+                    "the cassette holds no answer for {what}: every one of its {} exchanges was used{}",
+                    self.shapes.len(),
+                    if answered > 0 {
+                        format!(", and it held this request {answered} time(s)")
+                    } else {
+                        String::new()
+                    }
                 ),
                 diff: String::new(),
                 nearest: None,
@@ -267,10 +247,16 @@ impl Replay {
             let mut bindings = state.bindings.clone();
             live.against(&self.shapes[other], redacted, &mut bindings) == self.shapes[other]
         });
+        let used_up;
         let why = if held_elsewhere && !live.is_read() {
             "the cassette holds it later: writes are answered in the recorded order, and the next recorded write is"
         } else if held_elsewhere {
             "the cassette holds it before a write already answered; the nearest read after it is"
+        } else if answered > 0 {
+            used_up = format!(
+                "the cassette held it {answered} time(s) and each answer was given already; the nearest unused request is"
+            );
+            used_up.as_str()
         } else if !live.is_read() && !candidates.is_empty() {
             "the next recorded write is"
         } else {
@@ -315,6 +301,32 @@ fn closeness(recorded: &Shape, shown: &Shape) -> f32 {
 ///
 /// A request the cassette does not answer is refused with [`NetworkError::Refused`] (so the client
 /// reports [`store_api::Error::Refused`] and never retries it), its source the [`ReplayError`].
+///
+/// ```no_run
+/// use store_api_cassette::{Cassette, Replayer};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let cassette = Cassette::load("tests/cassettes/status.json")?;
+/// let replayer = std::sync::Arc::new(Replayer::new(cassette));
+/// let client = store_api::Client::builder()
+///     .base_url("http://127.0.0.1:1/store-api/2026-08") // never connected to
+///     .store_id("store_alpha")
+///     .api_key("csk_any_key_will_do")
+///     .network(replayer.clone())
+///     .build()?;
+/// match client.status().await {
+///     Ok(status) => println!("{status:?}"),
+///     Err(store_api::Error::Refused { source }) => {
+///         // The diff against the nearest recorded request.
+///         let replay = source.downcast_ref::<store_api_cassette::ReplayError>();
+///         panic!("{}", replay.map(ToString::to_string).unwrap_or_default());
+///     }
+///     Err(other) => return Err(other.into()),
+/// }
+/// assert!(replayer.replay().unused().is_empty());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Replayer {
     replay: Replay,
@@ -354,5 +366,194 @@ impl Network for Replayer {
             Err(error) => Err(NetworkError::Refused(Box::new(error))),
         };
         Box::pin(async move { response })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::{RecordOptions, Recording};
+
+    const ORDERS: &str = "/store-api/2026-08/stores/store_alpha/orders";
+
+    fn headers(key: &str) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("x-api-key", key.parse().unwrap());
+        headers
+    }
+
+    fn request<'a>(
+        method: &'a str,
+        path: &'a str,
+        headers: &'a http::HeaderMap,
+        body: &'a [u8],
+    ) -> HttpRequest<'a> {
+        HttpRequest {
+            method,
+            path_and_query: path,
+            headers,
+            body,
+        }
+    }
+
+    fn answer(status: u16, body: &Value) -> HttpAnswer {
+        HttpAnswer {
+            status,
+            headers: http::HeaderMap::new(),
+            body: body.to_string().into(),
+        }
+    }
+
+    fn order(external_id: &str, first_name: &str) -> Value {
+        let quantity = if external_id.ends_with('2') { 2 } else { 1 };
+        json!({"externalOrderId": external_id, "lineItems": [{"sku": "TEE", "quantity": quantity}],
+            "shippingAddress": {"firstName": first_name,
+            "address": {"stateOrProvince": "TX", "country": "US"}}})
+    }
+
+    /// A recording of: a read, two writes, a read.
+    fn cassette() -> Cassette {
+        let recording = Recording::new(RecordOptions::default());
+        let key = headers("csk_recorded_key_1");
+        let first = order("ext-recorded-1", "Ada").to_string();
+        let second = order("ext-recorded-2", "Grace").to_string();
+        recording.record(
+            &request(
+                "GET",
+                "/store-api/2026-08/stores/store_alpha/status",
+                &key,
+                b"",
+            ),
+            &answer(200, &json!({"status": "ok"})),
+        );
+        recording.record(
+            &request("POST", ORDERS, &key, first.as_bytes()),
+            &answer(
+                201,
+                &json!({"id": "ord_1", "externalOrderId": "ext-recorded-1"}),
+            ),
+        );
+        // A 409 whose body carries the order held.
+        recording.record(
+            &request("POST", ORDERS, &key, first.as_bytes()),
+            &answer(
+                409,
+                &json!({"statusCode": 409, "message": "exists: ext-recorded-1",
+                    "order": order("ext-recorded-1", "Ada")}),
+            ),
+        );
+        recording.record(
+            &request("POST", ORDERS, &key, second.as_bytes()),
+            &answer(201, &json!({"id": "ord_2"})),
+        );
+        recording.cassette()
+    }
+
+    #[test]
+    fn a_409_carrying_the_order_is_redacted_and_replays_with_the_callers_values() {
+        let cassette = cassette();
+        let text = cassette.to_text();
+        assert!(!text.contains("Ada") && !text.contains("Grace"), "{text}");
+        assert!(
+            !text.contains("\"TX\"") && !text.contains("csk_recorded_key_1"),
+            "{text}"
+        );
+
+        let replay = Replay::new(cassette);
+        let other_key = headers("csk_another_key");
+        let mine = order("ext-live-1", "Augusta").to_string();
+        let post = || replay.answer(&request("POST", ORDERS, &other_key, mine.as_bytes()));
+        assert_eq!(post().unwrap().status, 201);
+        let conflict = post().unwrap();
+        assert_eq!(conflict.status, 409);
+        let body: Value = serde_json::from_slice(&conflict.body).unwrap();
+        assert_eq!(body["message"], "exists: ext-live-1");
+        assert_eq!(body["order"], order("ext-live-1", "Augusta"));
+        // The status read was never asked for.
+        assert_eq!(replay.unused().len(), 2);
+    }
+
+    #[test]
+    fn writes_are_answered_in_the_recorded_order_only() {
+        let replay = Replay::new(cassette());
+        let none = http::HeaderMap::new();
+        let second = order("ext-live-2", "Grace").to_string();
+        let error = replay
+            .answer(&request("POST", ORDERS, &none, second.as_bytes()))
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("writes are answered in the recorded order"),
+            "{text}"
+        );
+        assert_eq!(error.nearest(), Some(1));
+        assert!(error.diff().contains("+      \"quantity\": 2"), "{text}");
+        assert!(
+            !text.contains("Grace"),
+            "customer data is never shown: {text}"
+        );
+
+        // After a write, a read recorded before it is no longer answered.
+        let first = order("ext-live-1", "Ada").to_string();
+        assert!(
+            replay
+                .answer(&request("POST", ORDERS, &none, first.as_bytes()))
+                .is_ok()
+        );
+        let status = "/store-api/2026-08/stores/store_alpha/status";
+        let error = replay
+            .answer(&request("GET", status, &none, b""))
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("before a write already answered"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn one_live_value_binds_one_placeholder() {
+        let replay = Replay::new(cassette());
+        let none = http::HeaderMap::new();
+        // The recorded order 1 was Ada: bound to Bob now, for the whole replay.
+        let bob = order("ext-live-1", "Bob").to_string();
+        assert!(
+            replay
+                .answer(&request("POST", ORDERS, &none, bob.as_bytes()))
+                .is_ok()
+        );
+        // The 409 of the same order with another name (where Bob was bound) does not match.
+        let carol = order("ext-live-1", "Carol").to_string();
+        assert!(
+            replay
+                .answer(&request("POST", ORDERS, &none, carol.as_bytes()))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn an_answer_too_large_to_keep_is_refused_by_name() {
+        let recording = Recording::new(RecordOptions::default().max_kept_body(8));
+        let none = http::HeaderMap::new();
+        recording.record(
+            &request("GET", ORDERS, &none, b""),
+            &answer(200, &json!({"items": [1, 2, 3]})),
+        );
+        let replay = Replay::new(recording.cassette());
+        let error = replay
+            .answer(&request("GET", ORDERS, &none, b""))
+            .unwrap_err();
+        assert!(error.to_string().contains("max_kept_body"), "{error}");
+        // Asked again: its one answer was given (it matched, although it could not be replayed).
+        let again = replay
+            .answer(&request("GET", ORDERS, &none, b""))
+            .unwrap_err();
+        assert!(
+            again.to_string().contains("held this request 1 time(s)"),
+            "{again}"
+        );
     }
 }
