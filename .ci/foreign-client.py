@@ -3,6 +3,11 @@ Prism's validating proxy (`.ci/foreign-client` starts both): every operation of 
 envelopes, and a product whose status the spec does not list. Every answer must have the status the
 script expects, be read by the generated models, and carry no `sl-violations` header (Prism's report of
 a request or answer that breaks the spec); Prism's log must hold no violation either. Exits 1 otherwise.
+
+The same session also runs through `store-api proxy` (`--api` instead of `--prism`): recording in front of
+the emulator (`--results` keeps every answer seen), then replaying with the emulator stopped
+(`--expect` compares every answer with the recorded run's). The control requests (set-up, not part of
+the spec) then go through the proxy too, into a cassette of their own (`X-Store-Api-Cassette: setup`).
 """
 
 import argparse
@@ -29,41 +34,57 @@ class Failed(Exception):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--package", required=True, help="folder holding the generated store_api_client")
-    parser.add_argument("--prism", required=True, help="Prism's origin (it forwards to the emulator)")
-    parser.add_argument("--emulator", required=True, help="the emulator's origin (control endpoints)")
-    parser.add_argument("--prism-log", required=True)
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--prism", help="Prism's origin (it forwards to the emulator)")
+    target.add_argument("--api", help="the base URL to call instead (store-api proxy's, with /store-api/2026-08)")
+    parser.add_argument("--emulator", required=True, help="the emulator's origin (control endpoints), or the proxy's")
+    parser.add_argument("--prism-log", help="Prism's log, checked for violations (with --prism)")
+    parser.add_argument("--key", help="the API key to send (default: store_alpha's, asked of the emulator)")
+    parser.add_argument("--name", default="prism proxy --errors", help="what the client went through, for the summary")
+    parser.add_argument("--results", help="write every answer seen to this file (JSON)")
+    parser.add_argument("--expect", help="compare every answer seen with this file's (a --results of another run)")
     args = parser.parse_args()
     sys.path.insert(0, args.package)
-    driver = Driver(args.prism, args.emulator)
+    driver = Driver(args.prism or args.api, args.emulator, args.key)
     try:
         driver.run()
+        if args.expect:
+            driver.compare(json.load(open(args.expect)))
     except Failed as failure:
         print(f"FAIL {failure}")
         print(f"foreign client: {driver.held} checks held before the failure")
         return 1
-    violations = [line.strip() for line in open(args.prism_log) if "Violation:" in line]
+    if args.results:
+        with open(args.results, "w") as file:
+            json.dump(driver.answers, file, indent=1)
+    violations = [line.strip() for line in open(args.prism_log) if "Violation:" in line] if args.prism_log else []
     for line in violations:
         print(f"Prism: {line}")
     print(
-        f"foreign client (openapi-python-client) through prism proxy --errors: {driver.held} checks held, "
-        f"{len(driver.operations)} of the spec's operations called, {len(violations)} violations"
+        f"foreign client (openapi-python-client) through {args.name}: {driver.held} checks held, "
+        f"{len(driver.operations)} of the spec's operations called, {len(driver.answers)} answers seen, "
+        f"{len(violations)} violations"
     )
     return 1 if violations else 0
 
 
 class Driver:
-    def __init__(self, prism, emulator):
+    def __init__(self, base_url, emulator, key=None):
         from store_api_client import AuthenticatedClient
 
         self.emulator = emulator
-        key = next(s["apiKey"] for s in self.control("GET", "/_emulator/stores") if s["id"] == STORE)
+        # Every answer seen (status and body), with this run's fresh values named, for `--results`/`--expect`.
+        self.answers = []
+        self.fresh = {}
+        if key is None:
+            key = next(s["apiKey"] for s in self.control("GET", "/_emulator/stores") if s["id"] == STORE)
         # Every answer is also seen raw, so a failure names what Prism reported about it.
         hooks = {"event_hooks": {"response": [self.record]}}
         self.client = AuthenticatedClient(
-            base_url=prism, token=key, prefix="", auth_header_name="X-API-Key", httpx_args=hooks
+            base_url=base_url, token=key, prefix="", auth_header_name="X-API-Key", httpx_args=hooks
         )
         self.wrong_key = AuthenticatedClient(
-            base_url=prism, token="csk_" + "0" * 32, prefix="", auth_header_name="X-API-Key", httpx_args=hooks
+            base_url=base_url, token="csk_" + "0" * 32, prefix="", auth_header_name="X-API-Key", httpx_args=hooks
         )
         self.last = None
         self.held = 0
@@ -72,6 +93,31 @@ class Driver:
     def record(self, response):
         response.read()
         self.last = response
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        self.answers.append({
+            "request": f"{response.request.method} {self.named(response.request.url.raw_path.decode())}",
+            "status": response.status_code,
+            "contentType": response.headers.get("content-type"),
+            "body": json.loads(self.named(json.dumps(body, sort_keys=True))),
+        })
+
+    def named(self, text):
+        """`text` with this run's fresh values (external order ids) replaced by their names."""
+        for value, name in self.fresh.items():
+            text = text.replace(value, name)
+        return text
+
+    def compare(self, expected):
+        """Every answer the same as in `expected` (another run's `answers`), in the same order."""
+        for index, (seen, wanted) in enumerate(zip(self.answers, expected)):
+            if seen != wanted:
+                raise Failed(f"answer {index} ({seen['request']}) differs from the recorded run's:\n  seen   {json.dumps(seen)[:600]}\n  wanted {json.dumps(wanted)[:600]}")
+        if len(self.answers) != len(expected):
+            raise Failed(f"{len(self.answers)} answers seen, the recorded run saw {len(expected)}")
+        self.check(f"all {len(expected)} answers the same as the recorded run's (status, content type, body)", True, None)
 
     def prism_report(self):
         """What Prism said about the last answer: its `sl-violations` header and, when it refused the
@@ -89,6 +135,8 @@ class Driver:
         """A control request straight to the emulator (not part of the spec, so not through Prism)."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.emulator + path, data=data, method=method)
+        # Through `store-api proxy`, the set-up goes into a cassette of its own (the emulator ignores it).
+        request.add_header("X-Store-Api-Cassette", "setup")
         if data is not None:
             request.add_header("Content-Type", "application/json")
         with urllib.request.urlopen(request) as answer:
@@ -183,6 +231,8 @@ class Driver:
         self.check("getArtwork: the same artwork", (fetched.id, fetched.name) == (artwork.id, "Sunset logo"), fetched)
 
         external_id = f"foreign-{time.time_ns()}"
+        # Longest first: the 400's id extends this one.
+        self.fresh = {external_id + "-zz": "<external-id-zz>", external_id: "<external-id>"}
         order_body = order_request(models, external_id, "US")
         order = self.call("createOrder", create_order, 201, models.Order, body=order_body)
         self.check("createOrder: pending, known statuses read as the generated enum", (order.status, order.fulfillment_status, order.payment_status) == ("pending", "pending", "due") and isinstance(order.status, enum.Enum), order.status)

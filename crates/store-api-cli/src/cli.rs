@@ -70,6 +70,23 @@ pub enum Command {
     /// other methods only when nothing was processed (429, no connection). A 4xx answer exits with 3, a
     /// 5xx or a transport failure with 4.
     Api(ApiArgs),
+    /// Record traffic into cassettes, or replay it with nothing behind, for test suites in any language.
+    ///
+    /// `--record DIR` forwards every request to the origin of the session's base URL (--base-url, the
+    /// environment, a profile, or --emulator) and writes each exchange to `DIR/NAME.json` as it
+    /// happens; `--replay DIR` answers from those cassettes with no network. NAME comes from the
+    /// request header `X-Store-Api-Cassette` (default `proxy`; never forwarded); a cassette recorded
+    /// again starts over. Prints one line on stdout when ready (`... listening on
+    /// http://127.0.0.1:PORT`); Ctrl-C or SIGTERM writes the cassettes and exits 0.
+    ///
+    /// Transparent: no retries, no rate limiting, no validation of its own; answers (a 3xx included,
+    /// never followed) pass back as received. The caller's X-API-Key goes to the service but never
+    /// into a cassette; a replay accepts any key or none. Customer data (names, addresses, emails,
+    /// phone numbers) is replaced by placeholders unless --keep-customer-data. Answers the proxy makes
+    /// itself carry the header `X-Store-Api-Proxy`: a request naming another host is refused (403), a
+    /// request no cassette holds is a 500 "Cassette Miss" whose message (also on stderr) is the diff
+    /// against the nearest recorded request, an origin that does not answer is a 502.
+    Proxy(ProxyArgs),
     /// Compute where a design goes in a print area.
     #[command(subcommand)]
     Placement(PlacementCommand),
@@ -85,6 +102,29 @@ pub struct DoctorArgs {
     /// The most requests to send (every one a GET); probes beyond it are reported as not checked.
     #[arg(long, default_value_t = store_api::doctor::DEFAULT_MAX_REQUESTS)]
     pub max_requests: u32,
+}
+
+/// Options of `proxy`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["record", "replay"])))]
+pub struct ProxyArgs {
+    /// Address to listen on; port 0 picks a free port. A non-loopback address needs
+    /// --allow-insecure-http (callers' keys would cross the network in clear text).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// Forward to the service and record every exchange into this directory (created if needed).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Answer from the cassettes in this directory, with nothing behind the proxy.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+    /// When recording, keep names, addresses, emails and phone numbers instead of placeholders.
+    #[arg(long, requires = "record")]
+    pub keep_customer_data: bool,
+    /// When recording, bodies longer than this many bytes are kept as their size and SHA-256 only: such
+    /// a request still matches on replay, but such an answer cannot be replayed.
+    #[arg(long, value_name = "BYTES", requires = "record", default_value_t = store_api_cassette::DEFAULT_MAX_KEPT_BODY)]
+    pub max_kept_body: usize,
 }
 
 /// Options of `api`.

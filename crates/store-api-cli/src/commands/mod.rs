@@ -11,6 +11,7 @@ mod order_file;
 mod orders;
 mod placement;
 mod products;
+mod proxy;
 mod schema;
 mod status;
 mod watch;
@@ -31,6 +32,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Emulator(args) => emulator::run(args, &cli.global, out).await,
         Command::Completions(args) => completions::run(&args),
         Command::Demo => crate::demo::run().await,
+        // Opens its own session only for --emulator; it forwards the caller's key, not one of its own.
+        Command::Proxy(args) => proxy::run(args, &cli.global).await,
         Command::Webhooks(command) => webhooks::run(command, &cli.global, out),
         // A schema needs no credentials.
         Command::Orders(OrdersCommand::Schema) => schema::print(&schema::order_request()),
@@ -54,8 +57,10 @@ async fn with_session(command: Command, session: &Session, out: Output) -> Resul
         Command::Orders(command) => orders::run(command, session, out).await,
         Command::Placement(command) => placement::run(command, client, out).await,
         Command::Api(args) => api::run(args, client).await,
-        Command::Emulator(_) | Command::Completions(_) | Command::Demo | Command::Webhooks(_) => {
-            Ok(())
-        }
+        Command::Emulator(_)
+        | Command::Completions(_)
+        | Command::Demo
+        | Command::Webhooks(_)
+        | Command::Proxy(_) => Ok(()),
     }
 }

@@ -73,6 +73,7 @@ fn every_command_has_complete_help() {
             "products",
             "products-get",
             "products-list",
+            "proxy",
             "status",
             "store-api",
             "webhooks",

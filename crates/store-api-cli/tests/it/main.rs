@@ -25,5 +25,7 @@ mod doctor;
 mod profiles;
 // `orders schema` and `webhooks schema` against the spec's examples.
 mod schema;
+// `proxy --record|--replay`, driven by curl.
+mod proxy;
 // `--help` of every command.
 mod help;

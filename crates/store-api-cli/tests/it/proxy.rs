@@ -1,0 +1,660 @@
+//! `store-api proxy --record|--replay`, end to end, with curl as the client from another language.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::Env;
+
+/// A `store-api proxy` process and the origin it listens on.
+struct Proxy {
+    child: Child,
+    origin: String,
+    stderr: Arc<Mutex<String>>,
+    more_stdout: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proxy {
+    /// Starts `cmd proxy --listen 127.0.0.1:0 ARGS` and waits for its one ready line.
+    fn start(mut cmd: std::process::Command, args: &[&str], ready: &str) -> Proxy {
+        let mut child = cmd
+            .args(["proxy", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let more_stdout = Arc::new(Mutex::new(Vec::new()));
+        let more = Arc::clone(&more_stdout);
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = sender.send(lines.next());
+            // Anything after the ready line breaks "exactly one line"; `stop` checks.
+            for line in lines.map_while(Result::ok) {
+                more.lock().unwrap().push(line);
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            while let Ok(read) = pipe.read(&mut buffer) {
+                if read == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
+            }
+        });
+        let line = match receiver.recv_timeout(Duration::from_secs(30)) {
+            Ok(Some(Ok(line))) => line,
+            other => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "no ready line ({other:?}); stderr: {}",
+                    stderr.lock().unwrap()
+                );
+            }
+        };
+        assert!(line.starts_with(ready), "{line:?}");
+        let origin = line
+            .split_once(", listening on ")
+            .map(|(_, origin)| origin.to_owned())
+            .unwrap_or_else(|| panic!("unexpected ready line {line:?}"));
+        assert!(origin.starts_with("http://127.0.0.1:"), "{line}");
+        Proxy {
+            child,
+            origin,
+            stderr,
+            more_stdout,
+        }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// SIGTERM, as a supervisor stops it; the proxy writes its cassettes and exits 0.
+    fn stop(mut self) -> String {
+        let pid = self.child.id().to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = self.child.wait().unwrap();
+        // Let the reader threads drain stderr.
+        std::thread::sleep(Duration::from_millis(100));
+        let stderr = self.stderr();
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        let more = self.more_stdout.lock().unwrap().clone();
+        assert!(more.is_empty(), "more than one line on stdout: {more:?}");
+        stderr
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `store-api` with no credentials from the caller's environment, as a std command (to spawn it).
+fn bare_std() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("store-api"));
+    for var in [
+        "STORE_API_KEY",
+        "STORE_API_STORE_ID",
+        "STORE_API_BASE_URL",
+        "RUST_LOG",
+        "STORE_API_PROFILE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("STORE_API_CONFIG", "/nonexistent/store-api/config.toml");
+    cmd
+}
+
+/// What curl saw: the status, the headers (lower-case names) and the body.
+#[derive(Debug)]
+struct Seen {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+}
+
+/// `curl -s -i ARGS`: a client that is not this SDK.
+fn curl(args: &[&str]) -> Seen {
+    let output = std::process::Command::new("/usr/bin/curl")
+        .args(["-s", "-S", "-i", "-g", "--max-time", "20"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "curl {args:?}: {output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {text}"));
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Seen {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+const CUSTOMER: &[&str] = &[
+    "Grace",
+    "Hopper",
+    "grace.hopper@example.org",
+    "+1 512 555 0142",
+    "1701 Congress Avenue",
+    "Suite 1900",
+    "Austin",
+    "78701",
+];
+
+fn order_body() -> String {
+    serde_json::json!({
+        "externalOrderId": "proxy-test-0001",
+        "lineItems": [{ "sku": "AA-TEE-SUN-BLK-M", "quantity": 1 }],
+        "shippingAddress": {
+            "firstName": CUSTOMER[0],
+            "lastName": CUSTOMER[1],
+            "email": CUSTOMER[2],
+            "phone": CUSTOMER[3],
+            "address": {
+                "streetAddress": CUSTOMER[4],
+                "apartmentOrSuite": CUSTOMER[5],
+                "cityOrTown": CUSTOMER[6],
+                "stateOrProvince": "TX",
+                "zipOrPostalCode": CUSTOMER[7],
+                "country": "US"
+            }
+        }
+    })
+    .to_string()
+}
+
+/// The same session of curl requests, against the proxy at `origin` with `key` (or none).
+fn session(origin: &str, store: &str, key: Option<&str>) -> Vec<Seen> {
+    let base = format!("{origin}/store-api/2026-08/stores/{store}");
+    let key_header = key.map(|key| format!("X-API-Key: {key}"));
+    let with_key = |mut args: Vec<String>| {
+        if let Some(header) = &key_header {
+            args.extend(["-H".to_owned(), header.clone()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        curl(&args)
+    };
+    let get = |path: &str| with_key(vec![format!("{base}{path}")]);
+    let post = |path: &str, body: &str| {
+        with_key(vec![
+            "-X".into(),
+            "POST".into(),
+            "-H".into(),
+            "Content-Type: application/json".into(),
+            "--data-binary".into(),
+            body.into(),
+            format!("{base}{path}"),
+        ])
+    };
+    vec![
+        get("/status"),
+        get("/catalog-products?limit=2"),
+        post("/orders", &order_body()),
+        // The same request again: the service answers 409 with the existing order's id.
+        post("/orders", &order_body()),
+        get("/orders?filter[externalOrderId]=proxy-test-0001"),
+        get("/products/prod_does_not_exist"),
+        // Another cassette, named by the proxy's own header.
+        with_key(vec![
+            "-H".into(),
+            "X-Store-Api-Cassette: second".into(),
+            format!("{base}/artworks?limit=1"),
+        ]),
+    ]
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn curl_records_through_the_proxy_and_replays_with_nothing_behind_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().join("cassettes");
+    let cassettes_arg = cassettes.to_str().unwrap();
+    let env = Env::start();
+    let store = env.store.clone();
+    // The base URL comes from STORE_API_BASE_URL (Env::std_cmd), like any command's.
+    let proxy = Proxy::start(
+        env.std_cmd(),
+        &["--record", cassettes_arg],
+        "store-api proxy recording into ",
+    );
+    let recorded = session(&proxy.origin, &store, Some(&env.key));
+    let statuses: Vec<u16> = recorded.iter().map(|seen| seen.status).collect();
+    assert_eq!(
+        statuses,
+        [200, 200, 201, 409, 200, 404, 200],
+        "{recorded:#?}"
+    );
+    assert_eq!(recorded[3].json()["error"], "Conflict");
+    // The service's own headers pass back as received.
+    assert!(
+        recorded[0].header("x-ratelimit-limit").is_some(),
+        "{recorded:?}"
+    );
+
+    // Written after each exchange: a proxy killed now would lose nothing.
+    let written = store_api_cassette::Cassette::load(cassettes.join("proxy.json")).unwrap();
+    assert_eq!(written.exchanges.len(), 6);
+    let stderr = proxy.stop();
+    assert!(!stderr.contains(&env.key), "{stderr}");
+    let main = read(&cassettes.join("proxy.json"));
+    let second = read(&cassettes.join("second.json"));
+    for text in [&main, &second] {
+        assert!(!text.contains(&env.key), "the key was written:\n{text}");
+        for value in CUSTOMER {
+            assert!(!text.contains(value), "{value:?} was written:\n{text}");
+        }
+    }
+    assert_eq!(
+        store_api_cassette::Cassette::load(cassettes.join("second.json"))
+            .unwrap()
+            .exchanges
+            .len(),
+        1
+    );
+
+    // Nothing behind the replay: the emulator is gone.
+    let emulator = env.emu.base_url();
+    drop(env);
+    let gone = std::process::Command::new("/usr/bin/curl")
+        .args([
+            "-s",
+            "--max-time",
+            "5",
+            &format!("{emulator}/stores/{store}/status"),
+        ])
+        .status()
+        .unwrap();
+    assert!(!gone.success(), "the emulator still answers");
+
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes_arg],
+        "store-api proxy replaying ",
+    );
+    // Any key or none: a replay never checks it.
+    let replayed = session(&proxy.origin, &store, None);
+    for (index, (live, again)) in recorded.iter().zip(&replayed).enumerate() {
+        assert_eq!(live.status, again.status, "exchange {index}: {again:?}");
+        assert_eq!(live.json(), again.json(), "exchange {index}");
+        assert_eq!(
+            live.header("content-type"),
+            again.header("content-type"),
+            "exchange {index}"
+        );
+    }
+
+    // A request the cassette does not hold: the loud miss, the diff on stderr too.
+    let miss = curl(&[&format!(
+        "{}/store-api/2026-08/stores/{store}/products/prod_never_recorded",
+        proxy.origin
+    )]);
+    assert_eq!(miss.status, 500, "{miss:?}");
+    assert_eq!(miss.header("x-store-api-proxy"), Some("cassette-miss"));
+    let envelope = miss.json();
+    assert_eq!(envelope["statusCode"], 500);
+    assert_eq!(envelope["error"], "Cassette Miss");
+    let message = envelope["message"].as_str().unwrap();
+    assert!(!message.is_empty(), "{envelope}");
+    // A cassette the directory does not hold.
+    let unknown = curl(&[
+        "-H",
+        "X-Store-Api-Cassette: never-recorded",
+        &format!("{}/store-api/2026-08/stores/{store}/status", proxy.origin),
+    ]);
+    assert_eq!(unknown.status, 500, "{unknown:?}");
+    assert!(
+        unknown.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("never-recorded.json"),
+        "{unknown:?}"
+    );
+    let stderr = proxy.stop();
+    assert!(!stderr.contains("never asked for"), "{stderr}");
+    assert!(stderr.contains("prod_never_recorded"), "{stderr}");
+    assert!(stderr.contains(message.lines().next().unwrap()), "{stderr}");
+}
+
+/// A tiny HTTP server: answers every request with `answer`, keeps each request's head.
+struct Upstream {
+    origin: String,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl Upstream {
+    fn start(host: &str, answer: String) -> Upstream {
+        let listener = TcpListener::bind((host, 0)).unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&heads);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut head = Vec::new();
+                let mut byte = [0];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                seen.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&head).into_owned());
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        Upstream { origin, heads }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn a_redirect_is_passed_back_never_followed_and_other_hosts_are_refused() {
+    // Where the redirect points, and what an absolute-form request names: neither may see a request.
+    let elsewhere = Upstream::start("127.0.0.2", "HTTP/1.1 200 OK\r\n\r\n".into());
+    let location = format!("{}/elsewhere", elsewhere.origin);
+    let body = r#"{"moved":true}"#;
+    let upstream = Upstream::start(
+        "127.0.0.1",
+        format!(
+            "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let key = "csk_0123456789abcdef0123456789abcdef";
+    let proxy = Proxy::start(
+        bare_std(),
+        &[
+            "--base-url",
+            &format!("{}/store-api/2026-08", upstream.origin),
+            "--record",
+            cassettes,
+        ],
+        "store-api proxy recording into ",
+    );
+    let path = "/store-api/2026-08/stores/store_alpha/status?x=1";
+    let seen = curl(&[
+        "-H",
+        &format!("X-API-Key: {key}"),
+        "-H",
+        "X-Store-Api-Cassette: redirect",
+        &format!("{}{path}", proxy.origin),
+    ]);
+    assert_eq!(seen.status, 302, "{seen:?}");
+    assert_eq!(seen.header("location"), Some(location.as_str()));
+    assert_eq!(seen.body, body);
+    // The origin got the path and query as sent, its own Host, the caller's key, and not the
+    // proxy's header.
+    let heads = upstream.heads();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    let head = heads[0].to_ascii_lowercase();
+    assert!(
+        head.starts_with(&format!("get {path} http/1.1\r\n")),
+        "{head}"
+    );
+    let authority = upstream.origin.trim_start_matches("http://");
+    assert!(
+        head.contains(&format!("\r\nhost: {authority}\r\n")),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!("\r\nx-api-key: {key}\r\n")),
+        "{head}"
+    );
+    assert!(!head.contains("x-store-api-cassette"), "{head}");
+
+    // An absolute-form request (as to a forward proxy) naming another host is refused, not sent.
+    let refused = curl(&[
+        "--proxy",
+        &proxy.origin,
+        &format!("{}/stolen?key={key}", elsewhere.origin),
+    ]);
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(refused.header("x-store-api-proxy"), Some("refused"));
+    assert!(
+        refused.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("only to its configured origin"),
+        "{refused:?}"
+    );
+    // A cassette name that is not a safe file name.
+    let unsafe_name = curl(&[
+        "-H",
+        "X-Store-Api-Cassette: ../outside",
+        &format!("{}{path}", proxy.origin),
+    ]);
+    assert_eq!(unsafe_name.status, 400, "{unsafe_name:?}");
+    assert!(unsafe_name.body.contains("is not a cassette name"));
+    proxy.stop();
+    assert!(elsewhere.heads().is_empty(), "{:?}", elsewhere.heads());
+    assert_eq!(upstream.heads().len(), 1);
+    let text = read(&dir.path().join("redirect.json"));
+    assert!(!text.contains(key), "{text}");
+
+    // Replayed: the same 302, with nothing behind.
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    let again = curl(&[
+        "-H",
+        "X-Store-Api-Cassette: redirect",
+        &format!("{}{path}", proxy.origin),
+    ]);
+    assert_eq!(again.status, 302, "{again:?}");
+    assert_eq!(again.header("location"), Some(location.as_str()));
+    assert_eq!(again.json(), seen.json());
+    proxy.stop();
+    assert!(elsewhere.heads().is_empty());
+}
+
+#[test]
+fn the_embedded_emulator_can_stand_behind_the_recording_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", dir.path().to_str().unwrap()],
+        "store-api proxy recording into ",
+    );
+    // The embedded emulator's first store, with its seeded key.
+    let seen = curl(&[
+        "-H",
+        "X-API-Key: csk_ce4d6676e735329b21b3d864ca427df5",
+        &format!(
+            "{}/store-api/2026-08/stores/store_alpha/status",
+            proxy.origin
+        ),
+    ]);
+    assert_eq!(seen.status, 200, "{seen:?}");
+    let stderr = proxy.stop();
+    assert!(
+        stderr.contains("using the embedded emulator at"),
+        "{stderr}"
+    );
+    let cassette = store_api_cassette::Cassette::load(dir.path().join("proxy.json")).unwrap();
+    assert_eq!(cassette.exchanges.len(), 1);
+}
+
+#[test]
+fn the_proxy_says_what_it_lacks_before_it_listens() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    let run = |args: &[&str]| {
+        crate::common::Run::from(
+            crate::common::bare()
+                .arg("proxy")
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let nowhere = run(&["--listen", "127.0.0.1:0", "--record", dir]).code(2);
+    assert!(nowhere.stderr.contains("--base-url"), "{nowhere:?}");
+    let remote = run(&["--listen", "0.0.0.0:0", "--replay", dir]).code(2);
+    assert!(
+        remote.stderr.contains("--allow-insecure-http"),
+        "{remote:?}"
+    );
+    let clear = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--record",
+        dir,
+        "--base-url",
+        "http://store.example.test",
+    ])
+    .code(2);
+    assert!(clear.stderr.contains("clear text"), "{clear:?}");
+    let emulator = run(&["--listen", "127.0.0.1:0", "--replay", dir, "--emulator"]).code(2);
+    assert!(
+        emulator.stderr.contains("only apply with --record"),
+        "{emulator:?}"
+    );
+    let neither = run(&["--listen", "127.0.0.1:0"]).code(2);
+    assert!(neither.stderr.contains("--record"), "{neither:?}");
+    let missing = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--replay",
+        "/nonexistent/cassettes",
+    ])
+    .code(2);
+    assert!(
+        missing.stderr.contains("/nonexistent/cassettes"),
+        "{missing:?}"
+    );
+}
+
+#[test]
+fn customer_data_is_kept_only_when_asked_and_unused_exchanges_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes, "--keep-customer-data"],
+        "store-api proxy recording into ",
+    );
+    let key = "csk_ce4d6676e735329b21b3d864ca427df5";
+    let recorded = session(&proxy.origin, "store_alpha", Some(key));
+    assert_eq!(recorded[2].status, 201, "{recorded:?}");
+    proxy.stop();
+    let text = read(&dir.path().join("proxy.json"));
+    assert!(text.contains("\"customerData\": \"kept\""), "{text}");
+    for value in CUSTOMER {
+        assert!(text.contains(value), "{value:?} was not kept:\n{text}");
+    }
+    assert!(!text.contains(key), "{text}");
+
+    // A replay that stops after the first request names the rest on exit.
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    let status = curl(&[&format!(
+        "{}/store-api/2026-08/stores/store_alpha/status",
+        proxy.origin
+    )]);
+    assert_eq!(status.status, 200, "{status:?}");
+    let stderr = proxy.stop();
+    assert!(
+        stderr.contains("cassette proxy: 5 recorded exchanges never asked for"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cassette second: 1 recorded exchanges"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_answer_over_max_kept_body_is_recorded_by_size_and_cannot_be_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes, "--max-kept-body", "10"],
+        "store-api proxy recording into ",
+    );
+    let status = format!(
+        "{}/store-api/2026-08/stores/store_alpha/status",
+        proxy.origin
+    );
+    let live = curl(&[
+        "-H",
+        "X-API-Key: csk_ce4d6676e735329b21b3d864ca427df5",
+        &status,
+    ]);
+    assert_eq!(live.status, 200, "{live:?}");
+    proxy.stop();
+    let text = read(&dir.path().join("proxy.json"));
+    assert!(text.contains("\"sha256\""), "{text}");
+
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    let status = format!(
+        "{}/store-api/2026-08/stores/store_alpha/status",
+        proxy.origin
+    );
+    let replayed = curl(&[&status]);
+    assert_eq!(replayed.status, 500, "{replayed:?}");
+    assert!(replayed.body.contains("too large to keep"), "{replayed:?}");
+    proxy.stop();
+}
