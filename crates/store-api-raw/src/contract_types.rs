@@ -55,6 +55,35 @@ pub struct Operation {
     pub query: Option<&'static ListRules>,
 }
 
+impl Operation {
+    /// Whether a request of `method` to `path` (relative to
+    /// [`VERSION_PREFIX`](crate::contract::VERSION_PREFIX), without its query) reaches this operation:
+    /// the method matches (HTTP methods are case-sensitive) and every segment equals the template's or fills one of its parameters.
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        let mut template = self.path.split('/');
+        let mut segments = path.split('/');
+        self.method.as_str() == method
+            && loop {
+                match (template.next(), segments.next()) {
+                    (None, None) => break true,
+                    (Some(part), Some(segment)) if part.starts_with('{') || part == segment => {}
+                    _ => break false,
+                }
+            }
+    }
+}
+
+/// The operation of the spec that a request of `method` to `path` reaches, or `None` (an unserved
+/// path, another method). `path` is the URL's path from the origin
+/// (`/store-api/2026-08/stores/s1/orders`; whatever precedes the version prefix is skipped, as a base
+/// URL may mount the API under a path of its own); a query after `?` is ignored.
+pub fn operation_at(method: &str, path: &str) -> Option<&'static Operation> {
+    use crate::contract::{OPERATIONS, VERSION_PREFIX};
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    let path = &path[path.find(VERSION_PREFIX)? + VERSION_PREFIX.len()..];
+    OPERATIONS.iter().find(|op| op.matches(method, path))
+}
+
 /// An assumption the spec makes where the service's documentation says a detail is "not shown"
 /// (`x-assumption` beside an element, `info.x-assumptions` for the whole API), by its id: what
 /// `store-api doctor` checks against a running service.
