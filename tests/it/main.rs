@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Issue 31: recorded answers checked against the spec, and the emulator held to a recording.
+mod compare;
 // Issue 24: store-api doctor against the emulator and against emulators that deviate from the spec.
 mod doctor;
 // The emulator's faults on demand against the real client.

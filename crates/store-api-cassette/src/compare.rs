@@ -582,3 +582,198 @@ impl fmt::Display for Comparison {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{RecordedAnswer, RecordedRequest};
+    use serde_json::json;
+
+    fn exchange(method: &str, status: u16, body: Value) -> Exchange {
+        Exchange {
+            request: RecordedRequest {
+                method: method.into(),
+                path: "/store-api/2026-08/stores/s1/orders".into(),
+                query: None,
+                headers: BTreeMap::new(),
+                body: None,
+            },
+            answer: RecordedAnswer {
+                status,
+                headers: BTreeMap::from([
+                    (
+                        "content-type".into(),
+                        "application/json; charset=utf-8".into(),
+                    ),
+                    ("x-ratelimit-limit".into(), "10".into()),
+                    ("x-ratelimit-remaining".into(), "7".into()),
+                ]),
+                body: Some(RecordedBody::Json(body)),
+            },
+        }
+    }
+
+    fn answer(status: u16, headers: &[(&str, &str)], body: Value) -> Answer {
+        Answer {
+            status,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: Some(Ok(body)),
+        }
+    }
+
+    const HEADERS: &[(&str, &str)] = &[
+        ("content-type", "application/json"),
+        ("x-ratelimit-limit", "10"),
+        ("x-ratelimit-remaining", "3"),
+    ];
+
+    #[test]
+    fn values_that_vary_are_not_differences_and_shapes_are() {
+        let recorded = exchange(
+            "GET",
+            200,
+            json!({"items": [{"id": "a", "totalCost": 12, "status": "pending"}], "totalItems": 1,
+                   "query": {"page": 1, "limit": 50}}),
+        );
+        let same = answer(
+            200,
+            HEADERS,
+            json!({"items": [{"id": "b", "totalCost": 12.5, "status": "fulfilled"}, {"id": "c"}],
+                   "totalItems": 2, "query": {"page": 1, "limit": 50}}),
+        );
+        assert_eq!(differences(&recorded, &same), Vec::<String>::new());
+        let other = answer(
+            200,
+            &[
+                ("content-type", "application/json"),
+                ("x-ratelimit-limit", "10"),
+                ("x-ratelimit-remaining", "soon"),
+            ],
+            json!({"items": [{"id": "b", "totalCost": "12", "status": "x", "giftWrap": true}], "totalItems": 2,
+                   "query": {"page": 1, "limit": 20}}),
+        );
+        assert_eq!(
+            differences(&recorded, &other),
+            [
+                "header x-ratelimit-remaining: \"7\" recorded, \"soon\" from the target (a non-negative integer on one side only)",
+                "`items[].totalCost`: number recorded, string from the target",
+                "field `items[].giftWrap`: in the target's answer, not recorded",
+                "the list's query echo: {\"limit\":50,\"page\":1} recorded, {\"limit\":20,\"page\":1} from the target",
+            ]
+        );
+        // An empty list says nothing about its items.
+        let empty = answer(
+            200,
+            HEADERS,
+            json!({"items": [], "totalItems": 0, "query": {"page": 1, "limit": 50}}),
+        );
+        assert_eq!(differences(&recorded, &empty), Vec::<String>::new());
+    }
+
+    #[test]
+    fn error_envelopes_are_compared_by_shape() {
+        let recorded = exchange(
+            "POST",
+            400,
+            json!({"statusCode": 400, "error": "Bad Request", "message": ["lineItems must not be empty"]}),
+        );
+        let string = answer(
+            400,
+            HEADERS,
+            json!({"statusCode": 400, "error": "Bad Request", "message": "Variant not found"}),
+        );
+        assert_eq!(
+            differences(&recorded, &string),
+            ["`message`: array recorded, string from the target"]
+        );
+        let no_error = answer(400, HEADERS, json!({"statusCode": 400, "message": ["x"]}));
+        assert_eq!(
+            differences(&recorded, &no_error),
+            ["field `error`: recorded, not in the target's answer"]
+        );
+        let bare = answer(
+            400,
+            &[("content-type", "text/plain")],
+            json!({"statusCode": 400, "error": "Bad Request", "message": ["x"]}),
+        );
+        assert_eq!(
+            differences(&recorded, &bare),
+            [
+                "header content-type: \"application/json; charset=utf-8\" recorded, \"text/plain\" from the target",
+                "header x-ratelimit-limit: recorded, not sent by the target",
+                "header x-ratelimit-remaining: recorded, not sent by the target",
+            ]
+        );
+    }
+
+    #[test]
+    fn statuses_that_depend_on_state_are_not_comparable() {
+        let orders = operation_at("POST", "/store-api/2026-08/stores/s1/orders");
+        let order = operation_at("GET", "/store-api/2026-08/stores/s1/orders/o1");
+        let list = operation_at("GET", "/store-api/2026-08/stores/s1/orders");
+        let created = exchange("POST", 201, json!({"id": "o1"}));
+        let cases = [
+            (&created, 409, orders, Some("409")),
+            (&created, 429, orders, Some("429")),
+            (&created, 500, orders, Some("failure")),
+            (
+                &exchange("GET", 200, json!({"id": "o1"})),
+                404,
+                order,
+                Some("no such resource"),
+            ),
+            (&exchange("GET", 200, json!({})), 404, list, None),
+            (&exchange("GET", 200, json!({})), 400, list, None),
+        ];
+        for (recorded, status, operation, says) in cases {
+            let business = json!({"statusCode": status, "message": "Order not found"});
+            let why = state_dependent(recorded, &answer(status, HEADERS, business), operation);
+            match says {
+                Some(says) => assert!(
+                    why.as_deref().is_some_and(|w| w.contains(says)),
+                    "{status}: {why:?}"
+                ),
+                None => assert_eq!(why, None, "{status}"),
+            }
+        }
+        // A business rule (string message) reads state; a validation failure (a list) does not.
+        let rule = answer(
+            400,
+            HEADERS,
+            json!({"statusCode": 400, "message": "Variant not found"}),
+        );
+        assert!(state_dependent(&created, &rule, orders).is_some());
+        let invalid = answer(
+            400,
+            HEADERS,
+            json!({"statusCode": 400, "message": ["quantity must be at least 1"]}),
+        );
+        assert_eq!(state_dependent(&created, &invalid, orders), None);
+    }
+
+    #[test]
+    fn ids_of_recorded_creations_are_replaced_by_the_targets() {
+        let mut ids = Ids::default();
+        let created = exchange("POST", 201, json!({"id": "ord_real"}));
+        ids.learn(&created, &answer(201, HEADERS, json!({"id": "ord_emu"})));
+        assert_eq!(
+            ids.in_path("/store-api/2026-08/stores/s1/orders/ord_real"),
+            "/store-api/2026-08/stores/s1/orders/ord_emu"
+        );
+        assert_eq!(
+            ids.in_query("filter[id]=x,ord_real&limit=5"),
+            "filter[id]=x,ord_emu&limit=5"
+        );
+        assert_eq!(
+            ids.in_json(&json!({"a": ["ord_real", "ord_realx"]})),
+            json!({"a": ["ord_emu", "ord_realx"]})
+        );
+        // A refused creation teaches nothing.
+        let mut none = Ids::default();
+        none.learn(&created, &answer(400, HEADERS, json!({"id": "x"})));
+        assert!(none.map.is_empty());
+    }
+}
