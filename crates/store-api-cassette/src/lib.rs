@@ -3,7 +3,12 @@
 
 mod compare;
 mod conformance;
+mod diff;
 mod format;
+mod matching;
+mod record;
+mod redact;
+mod replay;
 
 pub use compare::{Compared, Comparison, Outcome, compare};
 pub use conformance::{Conformance, Finding, Undeclared, conformance};
@@ -11,3 +16,7 @@ pub use format::{
     Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,
     RecordedRequest,
 };
+pub use record::{
+    DEFAULT_MAX_KEPT_BODY, HttpAnswer, HttpRequest, RecordOptions, Recorder, Recording,
+};
+pub use replay::{Replay, ReplayError, Replayer};
