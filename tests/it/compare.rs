@@ -1,29 +1,21 @@
 //! Issue 31: recorded answers checked against the spec (`store_api_cassette::conformance`) and the
 //! emulator held to a recording (`store_api_cassette::compare`), over real HTTP on 127.0.0.1.
 //!
-//! The sessions are recorded here through `Client::request` (each exchange written as the cassette
-//! format has it), so these tests depend on the format alone, not on the recorder.
+//! The sessions are recorded with `store_api_cassette::Recorder` as the clients' network (customer
+//! data redacted, the default), sending every request through `Client::request`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use store_api::{Client, RetryPolicy};
-use store_api_cassette::{Cassette, Outcome, compare, conformance};
+use store_api_cassette::{Cassette, Outcome, RecordOptions, Recorder, compare, conformance};
 use store_api_fixtures::artwork::FakeResource;
 use store_api_fixtures::{Deviation, Emulator};
 use store_api_tests::{ALPHA, BETA, PNG_1X1, builder_at, key_of, shipping_address};
 
 const SEED: u64 = 31;
 const ART: &str = "https://art.example.com/logo.png";
-/// The headers a cassette keeps.
-const KEPT: &[&str] = &[
-    "content-type",
-    "retry-after",
-    "x-ratelimit-limit",
-    "x-ratelimit-remaining",
-    "x-ratelimit-reset",
-    "location",
-];
 
 /// A deterministic emulator with the fake artwork host, its rate limit on or off, and `deviation`.
 async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
@@ -44,27 +36,37 @@ async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
 /// A client of `store` that sends each request once (what a replay must do) and is not held back by
 /// its own limiter (the emulator's limit is the one observed).
 fn client(emu: &Emulator, store: &str, key: &str) -> Client {
+    settings(emu, store, key).build().unwrap()
+}
+
+fn settings(emu: &Emulator, store: &str, key: &str) -> store_api::ClientBuilder {
     builder_at(&emu.base_url(), store, key)
         .retry_policy(RetryPolicy::never())
         .submit_retry_policy(RetryPolicy::never())
         .max_rate_limit_pause(Duration::ZERO)
-        .build()
-        .unwrap()
 }
 
-/// Sends requests and writes each exchange down as a cassette holds it.
+/// Requests sent through clients whose network is one recorder (customer data redacted, the default).
 struct Session {
-    exchanges: Vec<Value>,
+    recorder: Recorder,
 }
 
 impl Session {
     fn new() -> Session {
         Session {
-            exchanges: Vec::new(),
+            recorder: Recorder::reqwest(RecordOptions::default()).unwrap(),
         }
     }
 
-    /// `path` is relative to the store (`/orders?limit=5`); the answer's JSON body (or null).
+    /// A recorded client of `store` with `key`.
+    fn client(&self, emu: &Emulator, store: &str, key: &str) -> Client {
+        settings(emu, store, key)
+            .network(Arc::new(self.recorder.clone()))
+            .build()
+            .unwrap()
+    }
+
+    /// `path` is relative to `store` (`/orders?limit=5`); the answer's JSON body (or null).
     async fn send(
         &mut self,
         client: &Client,
@@ -74,55 +76,20 @@ impl Session {
         body: Option<Value>,
     ) -> Value {
         let absolute = format!("/store-api/2026-08/stores/{store}{path}");
-        let (only_path, query) = match absolute.split_once('?') {
-            Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-            None => (absolute.clone(), None),
-        };
         let mut request = client.request(method.parse().unwrap(), &absolute);
         if let Some(body) = &body {
             request = request.json_body(body.to_string());
         }
         let response = request.send().await.unwrap();
-        let answer: Value = serde_json::from_slice(response.body()).unwrap_or(Value::Null);
-        let headers: serde_json::Map<String, Value> = response
-            .headers()
-            .iter()
-            .filter(|(name, _)| KEPT.contains(&name.as_str()))
-            .map(|(name, value)| (name.as_str().to_owned(), json!(value.to_str().unwrap())))
-            .collect();
-        let mut recorded_request = json!({ "method": method, "path": only_path });
-        if let Some(query) = query {
-            recorded_request["query"] = json!(query);
-        }
-        if let Some(body) = body {
-            recorded_request["headers"] = json!({"content-type": "application/json"});
-            recorded_request["body"] = json!({ "json": body });
-        }
-        let mut recorded_answer = json!({ "status": response.status(), "headers": headers });
-        if !response.body().is_empty() {
-            recorded_answer["body"] = if answer.is_null() {
-                json!({ "text": String::from_utf8_lossy(response.body()) })
-            } else {
-                json!({ "json": answer })
-            };
-        }
-        self.exchanges
-            .push(json!({ "request": recorded_request, "answer": recorded_answer }));
-        answer
+        serde_json::from_slice(response.body()).unwrap_or(Value::Null)
     }
 
     fn cassette(&self) -> Cassette {
-        let text = json!({
-            "format": store_api_cassette::FORMAT,
-            "apiVersion": "2026-08",
-            "customerData": "kept",
-            "exchanges": self.exchanges,
-        });
-        Cassette::from_text(&text.to_string()).unwrap()
+        self.recorder.recording().cassette()
     }
 
     fn last(&self) -> usize {
-        self.exchanges.len() - 1
+        self.cassette().exchanges.len() - 1
     }
 }
 
@@ -142,7 +109,7 @@ struct Marks {
 /// Every operation of the spec, successes and errors (400 as a list and as a string, 401, 404, 409),
 /// as store_alpha; `between` runs before each request (the rate-limited emulator's clock moves there).
 async fn broad_session(emu: &Emulator, session: &mut Session, between: impl Fn()) -> Marks {
-    let alpha = client(emu, ALPHA, &key_of(emu, ALPHA));
+    let alpha = session.client(emu, ALPHA, &key_of(emu, ALPHA));
     let mut marks = Marks::default();
     macro_rules! send {
         ($method:expr, $path:expr) => {{
@@ -239,7 +206,7 @@ async fn broad_session(emu: &Emulator, session: &mut Session, between: impl Fn()
     session.send(&alpha, BETA, "GET", "/status", None).await;
     marks.known_store_401 = session.last();
     // A wrong key.
-    let wrong = client(emu, ALPHA, "pk_live_wrongwrongwrongwrongwrong000");
+    let wrong = session.client(emu, ALPHA, "pk_live_wrongwrongwrongwrongwrong000");
     between();
     session.send(&wrong, ALPHA, "GET", "/status", None).await;
     marks.wrong_key = session.last();
@@ -248,7 +215,7 @@ async fn broad_session(emu: &Emulator, session: &mut Session, between: impl Fn()
 
 /// `n` status checks in a row, as fast as they go.
 async fn burst(emu: &Emulator, session: &mut Session, n: usize) {
-    let alpha = client(emu, ALPHA, &key_of(emu, ALPHA));
+    let alpha = session.client(emu, ALPHA, &key_of(emu, ALPHA));
     for _ in 0..n {
         session.send(&alpha, ALPHA, "GET", "/status", None).await;
     }
@@ -399,8 +366,8 @@ async fn answers_that_depend_on_state_the_target_lacks_are_not_comparable() {
     let order = recorded
         .create_order_in_app(ALPHA, store_api_tests::tee_order(Some("in-app-1")))
         .unwrap();
-    let alpha = client(&recorded, ALPHA, &key_of(&recorded, ALPHA));
     let mut session = Session::new();
+    let alpha = session.client(&recorded, ALPHA, &key_of(&recorded, ALPHA));
     session
         .send(&alpha, ALPHA, "GET", &format!("/orders/{}", order.id), None)
         .await;
