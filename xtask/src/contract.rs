@@ -39,13 +39,12 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     version(&spec, &mut out)?;
     limits(&spec, &mut out)?;
     operations(&spec, &mut out)?;
-    crate::shapes::generate(&spec, &mut out)?;
     assumptions(&spec, &mut out)?;
     enums(&spec, &mut out)?;
     Ok(out)
 }
 
-fn parse(spec_text: &str) -> Result<Value, CodegenError> {
+pub(crate) fn parse(spec_text: &str) -> Result<Value, CodegenError> {
     serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))
 }
 
@@ -61,7 +60,7 @@ fn header(out: &mut String) {
          //! by hand.\n\n\
          use std::time::Duration;\n\n\
          pub use crate::contract_shapes::{HeaderShape, ObjectShape, OpenEnumShape, OperationResponses, Property, ResponseShape, Shape};\n\
-         pub use crate::contract_types::{Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam, operation_at};\n\n",
+         pub use crate::contract_types::{Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam};\n\n",
     );
 }
 
@@ -354,6 +353,13 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
          /// The operation with this id, in the spec's form (`getStatus`) or the generated method's (`get_status`).\n\
          pub fn operation(id: &str) -> Option<&'static Operation> {\n\
          OPERATIONS.iter().find(|op| op.id == id || op.method_name == id)\n\
+         }\n\n\
+         /// The operation a request of `method` to `path` reaches, or `None` (an unserved path, another\n\
+         /// method). `path` is the URL's path from the origin (`/store-api/2026-08/stores/s1/orders`):\n\
+         /// whatever precedes [`VERSION_PREFIX`] is skipped (a base URL may mount the API under a path of\n\
+         /// its own), and a query after `?` is ignored.\n\
+         pub fn operation_at(method: &str, path: &str) -> Option<&'static Operation> {\n\
+         crate::contract_types::find_operation(OPERATIONS, VERSION_PREFIX, method, path)\n\
          }\n\n",
     );
     Ok(())

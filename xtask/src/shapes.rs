@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_norway::Value;
 
-use crate::contract::{METHODS, map_at, reference, resolve, screaming, spec_error};
+use crate::contract::{METHODS, map_at, parse, reference, resolve, screaming, spec_error};
 use crate::generator::CodegenError;
 use crate::open_enum::{KnownValues, known_values};
 
@@ -22,8 +22,12 @@ struct Shapes {
     headers: Vec<(String, String, String)>,
 }
 
-/// Appends the `shapes` module, `RESPONSES` and `responses()` to the contract module's source.
-pub fn generate(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
+/// The unformatted source of the `shapes` module, `RESPONSES` and `responses()`, which the contract
+/// module ends with.
+pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
+    let spec = &parse(spec_text)?;
+    let mut text = String::new();
+    let out = &mut text;
     let mut shapes = Shapes::default();
     let mut table = String::new();
     for (path, item) in map_at(spec, &["paths"])? {
@@ -101,7 +105,7 @@ pub fn generate(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
          }}\n"
     )
     .ok();
-    Ok(())
+    Ok(text)
 }
 
 impl Shapes {
@@ -360,7 +364,7 @@ mod tests {
     }
 
     fn generated(spec: &str) -> String {
-        crate::contract::generate(spec).unwrap_or_else(|e| panic!("{e}"))
+        super::generate(spec).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -408,7 +412,7 @@ mod tests {
             1,
         );
         assert_ne!(several, spec);
-        let error = crate::contract::generate(&several)
+        let error = super::generate(&several)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -12,7 +12,7 @@ pub use crate::contract_shapes::{
     HeaderShape, ObjectShape, OpenEnumShape, OperationResponses, Property, ResponseShape, Shape,
 };
 pub use crate::contract_types::{
-    Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam, operation_at,
+    Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam,
 };
 
 /// The API version (`info.version`).
@@ -265,6 +265,430 @@ pub fn operation(id: &str) -> Option<&'static Operation> {
     OPERATIONS
         .iter()
         .find(|op| op.id == id || op.method_name == id)
+}
+
+/// The operation a request of `method` to `path` reaches, or `None` (an unserved path, another
+/// method). `path` is the URL's path from the origin (`/store-api/2026-08/stores/s1/orders`):
+/// whatever precedes [`VERSION_PREFIX`] is skipped (a base URL may mount the API under a path of
+/// its own), and a query after `?` is ignored.
+pub fn operation_at(method: &str, path: &str) -> Option<&'static Operation> {
+    crate::contract_types::find_operation(OPERATIONS, VERSION_PREFIX, method, path)
+}
+
+/// Every assumption the spec makes where the service's documentation says "not shown", by id, in the
+/// spec's order.
+pub const ASSUMPTIONS: &[Assumption] = &[
+    Assumption {
+        id: "page-limit-minimum",
+        text: "Minimum values of `page` and `limit` are 1; lower values are a validation failure (400).",
+        stated_at: &[
+            "info",
+            "components › parameters › Page",
+            "components › parameters › Limit",
+        ],
+    },
+    Assumption {
+        id: "max-body-size",
+        text: "Maximum request body size is 1 MiB; a larger body is refused with 413 and the error envelope.",
+        stated_at: &["info", "components › responses › PayloadTooLarge"],
+    },
+    Assumption {
+        id: "rate-limit-reset",
+        text: "`X-RateLimit-Reset` is the number of whole seconds (rounded up) until the store's bucket is full again (0 when full).",
+        stated_at: &["info", "components › headers › XRateLimitReset"],
+    },
+    Assumption {
+        id: "webhook-signature",
+        text: "Webhook signature is HMAC-SHA256 over the exact raw request body, keyed with the store's API key, hex-encoded in lowercase.",
+        stated_at: &["info", "components › parameters › ServiceSignature"],
+    },
+    Assumption {
+        id: "rate-limit-limit",
+        text: "`X-RateLimit-Limit` is the burst (10): the requests a store may make at once.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "rate-limit-headers",
+        text: "The rate-limit headers accompany every answer to an identified store, 401s for a known store and 404s for unserved paths under it included; a 401 does not spend a token.",
+        stated_at: &["info", "components › responses › Unauthorized"],
+    },
+    Assumption {
+        id: "create-order-check-order",
+        text: "A create-order request is answered in this order: body validation (every failing field, as a message array), then a reused `externalOrderId` (409), then the ordering rules, of which only the first violation is reported (as a string): line items in order, each item's rules in the order the specification lists them.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "empty-ids",
+        text: "An empty `productVariantId`, `sku` or `catalogProductVariantId` counts as absent.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "duplicate-variants",
+        text: "The rule against a variant in more than one line item concerns standard line items; custom line items on the same blank variant are separate items.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "placement-tolerance",
+        text: "A placement satisfies rule 5 of custom line items within 0.000001 inch, so that a placement computed to touch an edge is not refused for rounding.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "us-states",
+        text: "A US `stateOrProvince` is one of the 50 states or DC, by USPS code or full name, ignoring case; other countries' states are not checked.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "artwork-name-required",
+        text: "`name` is required on a create-artwork request.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "content-type",
+        text: "The request's `Content-Type` is not checked; the body is read as JSON.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "null-fields",
+        text: "A declared request field sent as `null` is refused as a validation failure; an unrecognized field is ignored whatever its value.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "unknown-filter-values",
+        text: "Unknown values of a filter are accepted and match nothing (the values of methods and statuses can grow within the version).",
+        stated_at: &[
+            "info",
+            "GET /stores/{storeId}/catalog-products › filter[decorationMethod]",
+            "GET /stores/{storeId}/products › filter[status]",
+            "GET /stores/{storeId}/orders › filter[status]",
+            "GET /stores/{storeId}/orders › filter[fulfillmentStatus]",
+            "GET /stores/{storeId}/orders › filter[paymentStatus]",
+        ],
+    },
+    Assumption {
+        id: "page-past-end",
+        text: "A page past the last one answers 200 with an empty `items` list and the totals of the whole collection.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "sort-order",
+        text: "Several sorts apply in the order they are written, `createdAt` last; resources created in the same millisecond keep their creation order.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "costs",
+        text: "Costs are the provider's; their formulas are not shown (the emulator's price model is its own and documented with it).",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "cancellation",
+        text: "Cancellation requests are decided in the app; there is no transition for declining one through the API.",
+        stated_at: &["info"],
+    },
+    Assumption {
+        id: "product-types",
+        text: "The allowed product types are not shown in the specification; any string is accepted and unknown values match nothing.",
+        stated_at: &[
+            "GET /stores/{storeId}/catalog-products › filter[productType]",
+            "components › schemas › CatalogProduct › productType",
+        ],
+    },
+    Assumption {
+        id: "artwork-created-201",
+        text: "The success status code is not shown in the specification; 201 Created is assumed, as for orders.",
+        stated_at: &["POST /stores/{storeId}/artworks"],
+    },
+    Assumption {
+        id: "external-id-filter-commas",
+        text: "The comma rule of filters applies to this filter as well.",
+        stated_at: &["GET /stores/{storeId}/orders › filter[externalOrderId]"],
+    },
+    Assumption {
+        id: "webhook-delivery",
+        text: "Any 2xx response counts as delivered; otherwise the delivery is retried, five attempts in all, with exponential backoff whose intervals the specification does not show.",
+        stated_at: &[
+            "webhook products_create",
+            "webhook products_update",
+            "webhook products_delete",
+            "webhook orders_create",
+            "webhook orders_update",
+        ],
+    },
+    Assumption {
+        id: "rate-limit-message",
+        text: "The message text is not shown in the specification. The X-RateLimit headers may accompany Retry-After.",
+        stated_at: &["components › responses › TooManyRequests"],
+    },
+    Assumption {
+        id: "product-status-values",
+        text: "The specification lists four statuses; new ones are treated like other growing enumerations.",
+        stated_at: &["components › schemas › ProductStatus"],
+    },
+    Assumption {
+        id: "order-status-values",
+        text: "The full value set beyond those named is not shown; the ladder values are listed and any other value decodes as unknown.",
+        stated_at: &["components › schemas › OrderStatus"],
+    },
+    Assumption {
+        id: "price-currency",
+        text: "The currency of price is not shown in the specification; it is displayed as a plain amount.",
+        stated_at: &[
+            "components › schemas › ProductVariant › price",
+            "components › schemas › ProductVariant › compareAtPrice",
+        ],
+    },
+    Assumption {
+        id: "artwork-name-bounds",
+        text: "Bounds on name are not shown in the specification; 1 to 255 characters are assumed.",
+        stated_at: &["components › schemas › CreateArtworkRequest › name"],
+    },
+    Assumption {
+        id: "is-test",
+        text: "The meaning of isTest is not shown beyond being a boolean.",
+        stated_at: &["components › schemas › Order › isTest"],
+    },
+    Assumption {
+        id: "ordered-at-default",
+        text: "The default when a create request has no orderedAt is not shown; the creation time is assumed.",
+        stated_at: &[
+            "components › schemas › Order › orderedAt",
+            "components › schemas › CreateOrderRequest › orderedAt",
+        ],
+    },
+    Assumption {
+        id: "custom-item-fields",
+        text: "Fields a custom line item returns for its blank are not shown; the blank's ids are assumed to be returned.",
+        stated_at: &[
+            "components › schemas › OrderLineItem › catalogProductId",
+            "components › schemas › OrderLineItem › catalogProductVariantId",
+            "components › schemas › OrderLineItem › decorations",
+        ],
+    },
+    Assumption {
+        id: "design-size-positive",
+        text: "A width of zero or less is not shown as valid; it is refused as a validation failure.",
+        stated_at: &[
+            "components › schemas › Decoration › physicalWidth",
+            "components › schemas › Decoration › physicalHeight",
+        ],
+    },
+    Assumption {
+        id: "offset-defaults",
+        text: "Whether this is required or has a default is not shown; it is optional with default 0 (centered).",
+        stated_at: &[
+            "components › schemas › Decoration › horizontalOffsetFromCenter",
+            "components › schemas › Decoration › verticalOffsetFromTop",
+        ],
+    },
+    Assumption {
+        id: "external-id-not-empty",
+        text: "Length bounds are not shown; an empty string is refused as a validation failure.",
+        stated_at: &["components › schemas › CreateOrderRequest › externalOrderId"],
+    },
+    Assumption {
+        id: "line-items-not-empty",
+        text: "An empty list is refused as a validation failure; the maximum number of line items is not shown and not limited beyond the body size.",
+        stated_at: &["components › schemas › CreateOrderRequest › lineItems"],
+    },
+    Assumption {
+        id: "quantity-unbounded",
+        text: "The upper bound of quantity is not shown; none is enforced.",
+        stated_at: &["components › schemas › LineItemInput › quantity"],
+    },
+    Assumption {
+        id: "first-name-required",
+        text: "Required because the specification lists only email, phone and apartmentOrSuite as omissible; it may be empty.",
+        stated_at: &["components › schemas › ShippingAddressInput › firstName"],
+    },
+    Assumption {
+        id: "email-format",
+        text: "The format is not checked (no format is shown).",
+        stated_at: &["components › schemas › ShippingAddressInput › email"],
+    },
+    Assumption {
+        id: "address-not-empty",
+        text: "The specification requires a non-empty address; a non-empty street address is assumed to be what that means.",
+        stated_at: &[
+            "components › schemas › AddressInput › streetAddress",
+            "components › schemas › AddressInput › cityOrTown",
+        ],
+    },
+    Assumption {
+        id: "address-required-fields",
+        text: "Required because it is not listed as omissible; it may be empty outside the US. US territories are not states.",
+        stated_at: &[
+            "components › schemas › AddressInput › stateOrProvince",
+            "components › schemas › AddressInput › zipOrPostalCode",
+        ],
+    },
+    Assumption {
+        id: "country-codes",
+        text: "Lower-case codes and user-assigned or reserved codes are refused.",
+        stated_at: &["components › schemas › AddressInput › country"],
+    },
+    Assumption {
+        id: "event-id-redelivery",
+        text: "That retried deliveries reuse the event id is assumed (the specification shows five attempts of \"each event\").",
+        stated_at: &["components › schemas › WebhookEvent › id"],
+    },
+];
+
+/// The assumption with this id.
+pub fn assumption(id: &str) -> Option<&'static Assumption> {
+    ASSUMPTIONS.iter().find(|assumption| assumption.id == id)
+}
+
+/// The enumerations the spec lets grow within the version (written as an `anyOf` of the known values
+/// and any string, or as `x-extensible-enum` over a string), with their known values (re-exported
+/// by [`crate::open`]).
+pub mod open_enums {
+    crate::open_enum::open_enum! {
+        /// How a design is applied to a blank. New values can appear without a new version; clients handle unknown
+        /// values with a fallback. Support and cost vary by blank.
+        DecorationMethod {
+            /// Direct to garment.
+            DirectToGarment => "direct_to_garment",
+            /// Direct to film.
+            DirectToFilm => "direct_to_film",
+            /// Screen printing.
+            ScreenPrinting => "screen_printing",
+            /// Screen print transfer.
+            ScreenPrintTransfer => "screen_print_transfer",
+            /// Heat transfer vinyl.
+            HeatTransferVinyl => "heat_transfer_vinyl",
+            /// Heat seal patch.
+            HeatSealPatch => "heat_seal_patch",
+            /// Sewn-on patch.
+            SewnOnPatch => "sewn_on_patch",
+            /// Embroidery.
+            Embroidery => "embroidery",
+            /// Engraving.
+            Engraving => "engraving",
+            /// UV printing.
+            UvPrinting => "uv_printing",
+            /// Liquid 3D.
+            Liquid3d => "liquid_3d",
+        }
+    }
+
+    crate::open_enum::open_enum! {
+        /// active (published, orderable), unlisted (hidden from listings, orderable), draft (being built, not
+        /// orderable), archived (retired, not orderable).
+        ProductStatus {
+            /// Published and for sale.
+            Active => "active",
+            /// Being built in the app; not orderable.
+            Draft => "draft",
+            /// Hidden from listings, reachable by direct link; orderable.
+            Unlisted => "unlisted",
+            /// Retired; not orderable.
+            Archived => "archived",
+        }
+    }
+
+    crate::open_enum::open_enum! {
+        /// pending, on_hold (paused in the app; fulfillmentStatus keeps its stage), cancellation_requested,
+        /// canceled (canceledAt set), fulfilled. Usually equals fulfillmentStatus but also represents interruptions;
+        /// other ladder values (production_requested, sent_to_production, in_production) may appear here.
+        OrderStatus {
+            /// Received, not yet moving.
+            Pending => "pending",
+            /// Queued, waiting to be sent to production.
+            ProductionRequested => "production_requested",
+            /// Handed to the production system.
+            SentToProduction => "sent_to_production",
+            /// Being printed and packed.
+            InProduction => "in_production",
+            /// Paused in the app; the fulfillment status keeps its stage.
+            OnHold => "on_hold",
+            /// A cancellation awaits a decision.
+            CancellationRequested => "cancellation_requested",
+            /// Canceled; processing stops.
+            Canceled => "canceled",
+            /// Shipped.
+            Fulfilled => "fulfilled",
+        }
+    }
+
+    crate::open_enum::open_enum! {
+        /// The production ladder, which only moves forward: pending, production_requested, sent_to_production,
+        /// in_production, fulfilled (shipped; trackingInfo and fulfilledAt set).
+        FulfillmentStatus {
+            /// Received, not yet moving.
+            Pending => "pending",
+            /// Queued, waiting to be sent.
+            ProductionRequested => "production_requested",
+            /// Handed to the production system.
+            SentToProduction => "sent_to_production",
+            /// Being printed and packed.
+            InProduction => "in_production",
+            /// Shipped; tracking info and fulfilledAt are set.
+            Fulfilled => "fulfilled",
+        }
+    }
+
+    impl FulfillmentStatus {
+        /// The values whose order means something, lowest first (the spec's `x-ladder`, stated apart from
+        /// the list of values: a value added within the version does not move the others).
+        pub const LADDER: &'static [FulfillmentStatus] = &[
+            FulfillmentStatus::Pending,
+            FulfillmentStatus::ProductionRequested,
+            FulfillmentStatus::SentToProduction,
+            FulfillmentStatus::InProduction,
+            FulfillmentStatus::Fulfilled,
+        ];
+
+        /// Position on [`Self::LADDER`] (0 = its first rung); `None` for a value off the ladder or unknown.
+        pub fn rung(&self) -> Option<usize> {
+            Self::LADDER.iter().position(|rung| rung == self)
+        }
+    }
+
+    /// Compares rungs of [`FulfillmentStatus::LADDER`]; a value off the ladder (or unknown) is comparable only
+    /// with itself.
+    impl ::std::cmp::PartialOrd for FulfillmentStatus {
+        fn partial_cmp(&self, other: &Self) -> Option<::std::cmp::Ordering> {
+            if self == other {
+                return Some(::std::cmp::Ordering::Equal);
+            }
+            match (self.rung(), other.rung()) {
+                (Some(a), Some(b)) => a.partial_cmp(&b),
+                _ => None,
+            }
+        }
+    }
+
+    crate::open_enum::open_enum! {
+        /// What the store owes the provider: due (invoiced, unpaid), paid (settled), failed (a payment attempt
+        /// failed), refunded (refunded to the merchant), canceled (invoice canceled, usually with the order).
+        PaymentStatus {
+            /// Invoiced, unpaid.
+            Due => "due",
+            /// Settled.
+            Paid => "paid",
+            /// A payment attempt failed.
+            Failed => "failed",
+            /// Refunded to the merchant.
+            Refunded => "refunded",
+            /// Invoice canceled, usually with the order.
+            Canceled => "canceled",
+        }
+    }
+
+    crate::open_enum::open_enum! {
+        /// The event name of a webhook event. More topics may be added within this version; receivers ignore unknown topics.
+        WebhookTopic {
+            /// A product was created.
+            ProductsCreate => "products_create",
+            /// A product changed.
+            ProductsUpdate => "products_update",
+            /// A product was deleted.
+            ProductsDelete => "products_delete",
+            /// An order was created.
+            OrdersCreate => "orders_create",
+            /// An order changed.
+            OrdersUpdate => "orders_update",
+        }
+    }
 }
 
 /// The shapes of the spec's named schemas and headers, as the declared answers use them
@@ -2066,420 +2490,4 @@ pub use shapes::RESPONSES;
 pub fn responses(id: &str) -> Option<&'static OperationResponses> {
     let id = operation(id)?.id;
     RESPONSES.iter().find(|r| r.operation == id)
-}
-
-/// Every assumption the spec makes where the service's documentation says "not shown", by id, in the
-/// spec's order.
-pub const ASSUMPTIONS: &[Assumption] = &[
-    Assumption {
-        id: "page-limit-minimum",
-        text: "Minimum values of `page` and `limit` are 1; lower values are a validation failure (400).",
-        stated_at: &[
-            "info",
-            "components › parameters › Page",
-            "components › parameters › Limit",
-        ],
-    },
-    Assumption {
-        id: "max-body-size",
-        text: "Maximum request body size is 1 MiB; a larger body is refused with 413 and the error envelope.",
-        stated_at: &["info", "components › responses › PayloadTooLarge"],
-    },
-    Assumption {
-        id: "rate-limit-reset",
-        text: "`X-RateLimit-Reset` is the number of whole seconds (rounded up) until the store's bucket is full again (0 when full).",
-        stated_at: &["info", "components › headers › XRateLimitReset"],
-    },
-    Assumption {
-        id: "webhook-signature",
-        text: "Webhook signature is HMAC-SHA256 over the exact raw request body, keyed with the store's API key, hex-encoded in lowercase.",
-        stated_at: &["info", "components › parameters › ServiceSignature"],
-    },
-    Assumption {
-        id: "rate-limit-limit",
-        text: "`X-RateLimit-Limit` is the burst (10): the requests a store may make at once.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "rate-limit-headers",
-        text: "The rate-limit headers accompany every answer to an identified store, 401s for a known store and 404s for unserved paths under it included; a 401 does not spend a token.",
-        stated_at: &["info", "components › responses › Unauthorized"],
-    },
-    Assumption {
-        id: "create-order-check-order",
-        text: "A create-order request is answered in this order: body validation (every failing field, as a message array), then a reused `externalOrderId` (409), then the ordering rules, of which only the first violation is reported (as a string): line items in order, each item's rules in the order the specification lists them.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "empty-ids",
-        text: "An empty `productVariantId`, `sku` or `catalogProductVariantId` counts as absent.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "duplicate-variants",
-        text: "The rule against a variant in more than one line item concerns standard line items; custom line items on the same blank variant are separate items.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "placement-tolerance",
-        text: "A placement satisfies rule 5 of custom line items within 0.000001 inch, so that a placement computed to touch an edge is not refused for rounding.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "us-states",
-        text: "A US `stateOrProvince` is one of the 50 states or DC, by USPS code or full name, ignoring case; other countries' states are not checked.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "artwork-name-required",
-        text: "`name` is required on a create-artwork request.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "content-type",
-        text: "The request's `Content-Type` is not checked; the body is read as JSON.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "null-fields",
-        text: "A declared request field sent as `null` is refused as a validation failure; an unrecognized field is ignored whatever its value.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "unknown-filter-values",
-        text: "Unknown values of a filter are accepted and match nothing (the values of methods and statuses can grow within the version).",
-        stated_at: &[
-            "info",
-            "GET /stores/{storeId}/catalog-products › filter[decorationMethod]",
-            "GET /stores/{storeId}/products › filter[status]",
-            "GET /stores/{storeId}/orders › filter[status]",
-            "GET /stores/{storeId}/orders › filter[fulfillmentStatus]",
-            "GET /stores/{storeId}/orders › filter[paymentStatus]",
-        ],
-    },
-    Assumption {
-        id: "page-past-end",
-        text: "A page past the last one answers 200 with an empty `items` list and the totals of the whole collection.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "sort-order",
-        text: "Several sorts apply in the order they are written, `createdAt` last; resources created in the same millisecond keep their creation order.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "costs",
-        text: "Costs are the provider's; their formulas are not shown (the emulator's price model is its own and documented with it).",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "cancellation",
-        text: "Cancellation requests are decided in the app; there is no transition for declining one through the API.",
-        stated_at: &["info"],
-    },
-    Assumption {
-        id: "product-types",
-        text: "The allowed product types are not shown in the specification; any string is accepted and unknown values match nothing.",
-        stated_at: &[
-            "GET /stores/{storeId}/catalog-products › filter[productType]",
-            "components › schemas › CatalogProduct › productType",
-        ],
-    },
-    Assumption {
-        id: "artwork-created-201",
-        text: "The success status code is not shown in the specification; 201 Created is assumed, as for orders.",
-        stated_at: &["POST /stores/{storeId}/artworks"],
-    },
-    Assumption {
-        id: "external-id-filter-commas",
-        text: "The comma rule of filters applies to this filter as well.",
-        stated_at: &["GET /stores/{storeId}/orders › filter[externalOrderId]"],
-    },
-    Assumption {
-        id: "webhook-delivery",
-        text: "Any 2xx response counts as delivered; otherwise the delivery is retried, five attempts in all, with exponential backoff whose intervals the specification does not show.",
-        stated_at: &[
-            "webhook products_create",
-            "webhook products_update",
-            "webhook products_delete",
-            "webhook orders_create",
-            "webhook orders_update",
-        ],
-    },
-    Assumption {
-        id: "rate-limit-message",
-        text: "The message text is not shown in the specification. The X-RateLimit headers may accompany Retry-After.",
-        stated_at: &["components › responses › TooManyRequests"],
-    },
-    Assumption {
-        id: "product-status-values",
-        text: "The specification lists four statuses; new ones are treated like other growing enumerations.",
-        stated_at: &["components › schemas › ProductStatus"],
-    },
-    Assumption {
-        id: "order-status-values",
-        text: "The full value set beyond those named is not shown; the ladder values are listed and any other value decodes as unknown.",
-        stated_at: &["components › schemas › OrderStatus"],
-    },
-    Assumption {
-        id: "price-currency",
-        text: "The currency of price is not shown in the specification; it is displayed as a plain amount.",
-        stated_at: &[
-            "components › schemas › ProductVariant › price",
-            "components › schemas › ProductVariant › compareAtPrice",
-        ],
-    },
-    Assumption {
-        id: "artwork-name-bounds",
-        text: "Bounds on name are not shown in the specification; 1 to 255 characters are assumed.",
-        stated_at: &["components › schemas › CreateArtworkRequest › name"],
-    },
-    Assumption {
-        id: "is-test",
-        text: "The meaning of isTest is not shown beyond being a boolean.",
-        stated_at: &["components › schemas › Order › isTest"],
-    },
-    Assumption {
-        id: "ordered-at-default",
-        text: "The default when a create request has no orderedAt is not shown; the creation time is assumed.",
-        stated_at: &[
-            "components › schemas › Order › orderedAt",
-            "components › schemas › CreateOrderRequest › orderedAt",
-        ],
-    },
-    Assumption {
-        id: "custom-item-fields",
-        text: "Fields a custom line item returns for its blank are not shown; the blank's ids are assumed to be returned.",
-        stated_at: &[
-            "components › schemas › OrderLineItem › catalogProductId",
-            "components › schemas › OrderLineItem › catalogProductVariantId",
-            "components › schemas › OrderLineItem › decorations",
-        ],
-    },
-    Assumption {
-        id: "design-size-positive",
-        text: "A width of zero or less is not shown as valid; it is refused as a validation failure.",
-        stated_at: &[
-            "components › schemas › Decoration › physicalWidth",
-            "components › schemas › Decoration › physicalHeight",
-        ],
-    },
-    Assumption {
-        id: "offset-defaults",
-        text: "Whether this is required or has a default is not shown; it is optional with default 0 (centered).",
-        stated_at: &[
-            "components › schemas › Decoration › horizontalOffsetFromCenter",
-            "components › schemas › Decoration › verticalOffsetFromTop",
-        ],
-    },
-    Assumption {
-        id: "external-id-not-empty",
-        text: "Length bounds are not shown; an empty string is refused as a validation failure.",
-        stated_at: &["components › schemas › CreateOrderRequest › externalOrderId"],
-    },
-    Assumption {
-        id: "line-items-not-empty",
-        text: "An empty list is refused as a validation failure; the maximum number of line items is not shown and not limited beyond the body size.",
-        stated_at: &["components › schemas › CreateOrderRequest › lineItems"],
-    },
-    Assumption {
-        id: "quantity-unbounded",
-        text: "The upper bound of quantity is not shown; none is enforced.",
-        stated_at: &["components › schemas › LineItemInput › quantity"],
-    },
-    Assumption {
-        id: "first-name-required",
-        text: "Required because the specification lists only email, phone and apartmentOrSuite as omissible; it may be empty.",
-        stated_at: &["components › schemas › ShippingAddressInput › firstName"],
-    },
-    Assumption {
-        id: "email-format",
-        text: "The format is not checked (no format is shown).",
-        stated_at: &["components › schemas › ShippingAddressInput › email"],
-    },
-    Assumption {
-        id: "address-not-empty",
-        text: "The specification requires a non-empty address; a non-empty street address is assumed to be what that means.",
-        stated_at: &[
-            "components › schemas › AddressInput › streetAddress",
-            "components › schemas › AddressInput › cityOrTown",
-        ],
-    },
-    Assumption {
-        id: "address-required-fields",
-        text: "Required because it is not listed as omissible; it may be empty outside the US. US territories are not states.",
-        stated_at: &[
-            "components › schemas › AddressInput › stateOrProvince",
-            "components › schemas › AddressInput › zipOrPostalCode",
-        ],
-    },
-    Assumption {
-        id: "country-codes",
-        text: "Lower-case codes and user-assigned or reserved codes are refused.",
-        stated_at: &["components › schemas › AddressInput › country"],
-    },
-    Assumption {
-        id: "event-id-redelivery",
-        text: "That retried deliveries reuse the event id is assumed (the specification shows five attempts of \"each event\").",
-        stated_at: &["components › schemas › WebhookEvent › id"],
-    },
-];
-
-/// The assumption with this id.
-pub fn assumption(id: &str) -> Option<&'static Assumption> {
-    ASSUMPTIONS.iter().find(|assumption| assumption.id == id)
-}
-
-/// The enumerations the spec lets grow within the version (written as an `anyOf` of the known values
-/// and any string, or as `x-extensible-enum` over a string), with their known values (re-exported
-/// by [`crate::open`]).
-pub mod open_enums {
-    crate::open_enum::open_enum! {
-        /// How a design is applied to a blank. New values can appear without a new version; clients handle unknown
-        /// values with a fallback. Support and cost vary by blank.
-        DecorationMethod {
-            /// Direct to garment.
-            DirectToGarment => "direct_to_garment",
-            /// Direct to film.
-            DirectToFilm => "direct_to_film",
-            /// Screen printing.
-            ScreenPrinting => "screen_printing",
-            /// Screen print transfer.
-            ScreenPrintTransfer => "screen_print_transfer",
-            /// Heat transfer vinyl.
-            HeatTransferVinyl => "heat_transfer_vinyl",
-            /// Heat seal patch.
-            HeatSealPatch => "heat_seal_patch",
-            /// Sewn-on patch.
-            SewnOnPatch => "sewn_on_patch",
-            /// Embroidery.
-            Embroidery => "embroidery",
-            /// Engraving.
-            Engraving => "engraving",
-            /// UV printing.
-            UvPrinting => "uv_printing",
-            /// Liquid 3D.
-            Liquid3d => "liquid_3d",
-        }
-    }
-
-    crate::open_enum::open_enum! {
-        /// active (published, orderable), unlisted (hidden from listings, orderable), draft (being built, not
-        /// orderable), archived (retired, not orderable).
-        ProductStatus {
-            /// Published and for sale.
-            Active => "active",
-            /// Being built in the app; not orderable.
-            Draft => "draft",
-            /// Hidden from listings, reachable by direct link; orderable.
-            Unlisted => "unlisted",
-            /// Retired; not orderable.
-            Archived => "archived",
-        }
-    }
-
-    crate::open_enum::open_enum! {
-        /// pending, on_hold (paused in the app; fulfillmentStatus keeps its stage), cancellation_requested,
-        /// canceled (canceledAt set), fulfilled. Usually equals fulfillmentStatus but also represents interruptions;
-        /// other ladder values (production_requested, sent_to_production, in_production) may appear here.
-        OrderStatus {
-            /// Received, not yet moving.
-            Pending => "pending",
-            /// Queued, waiting to be sent to production.
-            ProductionRequested => "production_requested",
-            /// Handed to the production system.
-            SentToProduction => "sent_to_production",
-            /// Being printed and packed.
-            InProduction => "in_production",
-            /// Paused in the app; the fulfillment status keeps its stage.
-            OnHold => "on_hold",
-            /// A cancellation awaits a decision.
-            CancellationRequested => "cancellation_requested",
-            /// Canceled; processing stops.
-            Canceled => "canceled",
-            /// Shipped.
-            Fulfilled => "fulfilled",
-        }
-    }
-
-    crate::open_enum::open_enum! {
-        /// The production ladder, which only moves forward: pending, production_requested, sent_to_production,
-        /// in_production, fulfilled (shipped; trackingInfo and fulfilledAt set).
-        FulfillmentStatus {
-            /// Received, not yet moving.
-            Pending => "pending",
-            /// Queued, waiting to be sent.
-            ProductionRequested => "production_requested",
-            /// Handed to the production system.
-            SentToProduction => "sent_to_production",
-            /// Being printed and packed.
-            InProduction => "in_production",
-            /// Shipped; tracking info and fulfilledAt are set.
-            Fulfilled => "fulfilled",
-        }
-    }
-
-    impl FulfillmentStatus {
-        /// The values whose order means something, lowest first (the spec's `x-ladder`, stated apart from
-        /// the list of values: a value added within the version does not move the others).
-        pub const LADDER: &'static [FulfillmentStatus] = &[
-            FulfillmentStatus::Pending,
-            FulfillmentStatus::ProductionRequested,
-            FulfillmentStatus::SentToProduction,
-            FulfillmentStatus::InProduction,
-            FulfillmentStatus::Fulfilled,
-        ];
-
-        /// Position on [`Self::LADDER`] (0 = its first rung); `None` for a value off the ladder or unknown.
-        pub fn rung(&self) -> Option<usize> {
-            Self::LADDER.iter().position(|rung| rung == self)
-        }
-    }
-
-    /// Compares rungs of [`FulfillmentStatus::LADDER`]; a value off the ladder (or unknown) is comparable only
-    /// with itself.
-    impl ::std::cmp::PartialOrd for FulfillmentStatus {
-        fn partial_cmp(&self, other: &Self) -> Option<::std::cmp::Ordering> {
-            if self == other {
-                return Some(::std::cmp::Ordering::Equal);
-            }
-            match (self.rung(), other.rung()) {
-                (Some(a), Some(b)) => a.partial_cmp(&b),
-                _ => None,
-            }
-        }
-    }
-
-    crate::open_enum::open_enum! {
-        /// What the store owes the provider: due (invoiced, unpaid), paid (settled), failed (a payment attempt
-        /// failed), refunded (refunded to the merchant), canceled (invoice canceled, usually with the order).
-        PaymentStatus {
-            /// Invoiced, unpaid.
-            Due => "due",
-            /// Settled.
-            Paid => "paid",
-            /// A payment attempt failed.
-            Failed => "failed",
-            /// Refunded to the merchant.
-            Refunded => "refunded",
-            /// Invoice canceled, usually with the order.
-            Canceled => "canceled",
-        }
-    }
-
-    crate::open_enum::open_enum! {
-        /// The event name of a webhook event. More topics may be added within this version; receivers ignore unknown topics.
-        WebhookTopic {
-            /// A product was created.
-            ProductsCreate => "products_create",
-            /// A product changed.
-            ProductsUpdate => "products_update",
-            /// A product was deleted.
-            ProductsDelete => "products_delete",
-            /// An order was created.
-            OrdersCreate => "orders_create",
-            /// An order changed.
-            OrdersUpdate => "orders_update",
-        }
-    }
 }

@@ -73,15 +73,17 @@ impl Operation {
     }
 }
 
-/// The operation of the spec that a request of `method` to `path` reaches, or `None` (an unserved
-/// path, another method). `path` is the URL's path from the origin
-/// (`/store-api/2026-08/stores/s1/orders`; whatever precedes the version prefix is skipped, as a base
-/// URL may mount the API under a path of its own); a query after `?` is ignored.
-pub fn operation_at(method: &str, path: &str) -> Option<&'static Operation> {
-    use crate::contract::{OPERATIONS, VERSION_PREFIX};
+/// The operation of `operations` a request of `method` to `path` reaches (`path` from the origin,
+/// the part before `prefix` and a query skipped): what the generated `contract::operation_at` asks.
+pub(crate) fn find_operation(
+    operations: &'static [Operation],
+    prefix: &str,
+    method: &str,
+    path: &str,
+) -> Option<&'static Operation> {
     let path = path.split_once('?').map_or(path, |(path, _)| path);
-    let path = &path[path.find(VERSION_PREFIX)? + VERSION_PREFIX.len()..];
-    OPERATIONS.iter().find(|op| op.matches(method, path))
+    let path = &path[path.find(prefix)? + prefix.len()..];
+    operations.iter().find(|op| op.matches(method, path))
 }
 
 /// An assumption the spec makes where the service's documentation says a detail is "not shown"
@@ -196,6 +198,23 @@ mod tests {
             default: None,
         };
         assert_eq!(open.check(u64::MAX), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn a_request_is_matched_to_its_operation_from_its_method_and_path() {
+        let at = |method, path| crate::contract::operation_at(method, path).map(|op| op.id);
+        assert_eq!(
+            at("GET", "/store-api/2026-08/stores/s1/orders/o1"),
+            Some("getOrder")
+        );
+        // A base URL mounted under a path of its own, and a query.
+        assert_eq!(
+            at("POST", "/proxy/store-api/2026-08/stores/s1/orders?x=1"),
+            Some("createOrder")
+        );
+        assert_eq!(at("get", "/store-api/2026-08/stores/s1/orders"), None);
+        assert_eq!(at("GET", "/store-api/2026-08/stores/s1/orders/o1/x"), None);
+        assert_eq!(at("GET", "/stores/s1/orders"), None);
     }
 
     #[test]
