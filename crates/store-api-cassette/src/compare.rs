@@ -16,7 +16,7 @@ use std::fmt;
 
 use reqwest::Method;
 use serde_json::Value;
-use store_api_raw::contract::{Operation, operation_at};
+use store_api_raw::contract::{Operation, VERSION_PREFIX, operation_at};
 
 use crate::conformance::media_type;
 use crate::format::{Cassette, Exchange, RecordedBody};
@@ -111,7 +111,10 @@ pub enum Outcome {
 /// a request the client retried would be one the recording did not send (a second `POST`), and a 429
 /// or 5xx would be hidden behind the retry. The recorded paths are kept as they are, store id
 /// included: the target must hold that store (the emulator's seeded stores do) and accept the
-/// client's key for it, or every exchange is not comparable (a 401 on one side only).
+/// client's key for it, or every exchange is not comparable (a 401 on one side only). A request body
+/// is sent as JSON (`Content-Type: application/json`, as the client sends every body) whatever the
+/// recording's `Content-Type` was, and one the cassette did not keep (over its size limit) is not
+/// sent: that exchange is not comparable.
 pub async fn compare(cassette: &Cassette, client: &store_api::Client) -> Comparison {
     let mut ids = Ids::default();
     let mut report = Comparison::default();
@@ -160,7 +163,13 @@ async fn compare_one(
             ));
         }
     };
-    let mut target = ids.in_path(&request.path);
+    // The recorded path is from the recording's origin; the client's base URL brings its own (a
+    // recording through a proxy mounted under a path of its own is sent from the version prefix on).
+    let path = request
+        .path
+        .find(VERSION_PREFIX)
+        .map_or(request.path.as_str(), |at| &request.path[at..]);
+    let mut target = ids.in_path(path);
     if let Some(query) = &request.query {
         target.push('?');
         target.push_str(&ids.in_query(query));
