@@ -5,6 +5,8 @@
 
 // Issue 31: cassettes recorded against the emulator and replayed with no network.
 mod cassettes;
+// Issue 31: recorded answers checked against the spec, and the emulator held to a recording.
+mod compare;
 // Issue 24: store-api doctor against the emulator and against emulators that deviate from the spec.
 mod doctor;
 // The emulator's faults on demand against the real client.

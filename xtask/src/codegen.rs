@@ -126,9 +126,13 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     generated_file(&line_doc_comments(&prettyplease::unparse(&file)))
 }
 
-/// Generates the formatted contract module (`crate::contract::OUTPUT_PATH`) from the spec's YAML text.
+/// Generates the formatted contract module (`crate::contract::OUTPUT_PATH`) from the spec's YAML text:
+/// its facts, then the answers each operation declares (`crate::shapes`).
 pub fn generate_contract(spec_text: &str) -> Result<String, CodegenError> {
-    generated_file(&crate::contract::generate(spec_text)?)
+    let mut code = crate::contract::generate(spec_text)?;
+    code.push('\n');
+    code.push_str(&crate::shapes::generate(spec_text)?);
+    generated_file(&code)
 }
 
 /// Marks every top-level item but the `types` module `#[cfg(feature = "client")]`: the wire types need

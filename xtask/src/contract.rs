@@ -20,7 +20,7 @@ use crate::open_enum::{KnownValues, known_values};
 pub const OUTPUT_PATH: &str = "crates/store-api-raw/src/contract.rs";
 
 /// HTTP methods of a path item, in the order operations are listed.
-const METHODS: &[&str] = &[
+pub(crate) const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 
@@ -44,20 +44,22 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
     Ok(out)
 }
 
-fn parse(spec_text: &str) -> Result<Value, CodegenError> {
+pub(crate) fn parse(spec_text: &str) -> Result<Value, CodegenError> {
     serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))
 }
 
-fn spec_error(message: impl Into<String>) -> CodegenError {
+pub(crate) fn spec_error(message: impl Into<String>) -> CodegenError {
     CodegenError::Spec(message.into())
 }
 
 fn header(out: &mut String) {
     out.push_str(
         "//! The facts of the spec that are not wire types: operations, version prefix, limits, list query\n\
-         //! rules and the open enumerations' known values. The client and the emulator use these values;\n\
-         //! nothing here is typed by hand.\n\n\
+         //! rules, the answers each operation declares (status, headers, the body's shape) and the open\n\
+         //! enumerations' known values. The client and the emulator use these values; nothing here is typed\n\
+         //! by hand.\n\n\
          use std::time::Duration;\n\n\
+         pub use crate::contract_shapes::{HeaderShape, ObjectShape, OpenEnumShape, OperationResponses, Property, ResponseShape, Shape};\n\
          pub use crate::contract_types::{Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam};\n\n",
     );
 }
@@ -351,6 +353,13 @@ fn operations(spec: &Value, out: &mut String) -> Result<(), CodegenError> {
          /// The operation with this id, in the spec's form (`getStatus`) or the generated method's (`get_status`).\n\
          pub fn operation(id: &str) -> Option<&'static Operation> {\n\
          OPERATIONS.iter().find(|op| op.id == id || op.method_name == id)\n\
+         }\n\n\
+         /// The operation a request of `method` to `path` reaches, or `None` (an unserved path, another\n\
+         /// method). `path` is the URL's path from the origin (`/store-api/2026-08/stores/s1/orders`):\n\
+         /// whatever precedes [`VERSION_PREFIX`] is skipped (a base URL may mount the API under a path of\n\
+         /// its own), and a query after `?` is ignored.\n\
+         pub fn operation_at(method: &str, path: &str) -> Option<&'static Operation> {\n\
+         crate::contract_types::find_operation(OPERATIONS, VERSION_PREFIX, method, path)\n\
          }\n\n",
     );
     Ok(())
@@ -435,7 +444,7 @@ fn list_rules(
 }
 
 /// The name a local `$ref` points to under `prefix`.
-fn reference<'a>(value: &'a Value, prefix: &str) -> Option<&'a str> {
+pub(crate) fn reference<'a>(value: &'a Value, prefix: &str) -> Option<&'a str> {
     value.get("$ref")?.as_str()?.strip_prefix(prefix)
 }
 
@@ -763,12 +772,12 @@ fn camel(text: &str) -> String {
         .collect()
 }
 
-fn screaming(id: &str) -> String {
+pub(crate) fn screaming(id: &str) -> String {
     snake(id).to_ascii_uppercase()
 }
 
 /// Follows a local `$ref` (`#/components/...`).
-fn resolve<'a>(spec: &'a Value, value: &'a Value) -> Result<&'a Value, CodegenError> {
+pub(crate) fn resolve<'a>(spec: &'a Value, value: &'a Value) -> Result<&'a Value, CodegenError> {
     let Some(reference) = value.get("$ref").and_then(Value::as_str) else {
         return Ok(value);
     };
@@ -792,7 +801,7 @@ fn value_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a Value, CodegenErro
     })
 }
 
-fn map_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a Mapping, CodegenError> {
+pub(crate) fn map_at<'a>(spec: &'a Value, keys: &[&str]) -> Result<&'a Mapping, CodegenError> {
     value_at(spec, keys)?
         .as_mapping()
         .ok_or_else(|| spec_error(format!("{} is not a map", keys.join("/"))))

@@ -12,6 +12,7 @@ pub mod imports;
 pub mod open_enum;
 pub mod public_api;
 pub mod rules;
+pub mod shapes;
 
 /// The workspace root (the parent of this crate's folder).
 pub fn workspace_root() -> std::path::PathBuf {

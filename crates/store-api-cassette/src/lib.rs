@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod compare;
+mod conformance;
 mod diff;
 mod format;
 mod matching;
@@ -8,6 +10,8 @@ mod record;
 mod redact;
 mod replay;
 
+pub use compare::{Compared, Comparison, Outcome, compare};
+pub use conformance::{Conformance, Finding, Undeclared, conformance};
 pub use format::{
     Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,
     RecordedRequest,

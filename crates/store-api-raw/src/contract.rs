@@ -2,11 +2,15 @@
 // change the spec and run `cargo xtask codegen` (CI runs `cargo xtask codegen --check`).
 
 //! The facts of the spec that are not wire types: operations, version prefix, limits, list query
-//! rules and the open enumerations' known values. The client and the emulator use these values;
-//! nothing here is typed by hand.
+//! rules, the answers each operation declares (status, headers, the body's shape) and the open
+//! enumerations' known values. The client and the emulator use these values; nothing here is typed
+//! by hand.
 
 use std::time::Duration;
 
+pub use crate::contract_shapes::{
+    HeaderShape, ObjectShape, OpenEnumShape, OperationResponses, Property, ResponseShape, Shape,
+};
 pub use crate::contract_types::{
     Assumption, Bounds, HttpMethod, ListRules, Operation, OutOfBounds, QueryParam,
 };
@@ -261,6 +265,14 @@ pub fn operation(id: &str) -> Option<&'static Operation> {
     OPERATIONS
         .iter()
         .find(|op| op.id == id || op.method_name == id)
+}
+
+/// The operation a request of `method` to `path` reaches, or `None` (an unserved path, another
+/// method). `path` is the URL's path from the origin (`/store-api/2026-08/stores/s1/orders`):
+/// whatever precedes [`VERSION_PREFIX`] is skipped (a base URL may mount the API under a path of
+/// its own), and a query after `?` is ignored.
+pub fn operation_at(method: &str, path: &str) -> Option<&'static Operation> {
+    crate::contract_types::find_operation(OPERATIONS, VERSION_PREFIX, method, path)
 }
 
 /// Every assumption the spec makes where the service's documentation says "not shown", by id, in the
@@ -677,4 +689,1805 @@ pub mod open_enums {
             OrdersUpdate => "orders_update",
         }
     }
+}
+
+/// The shapes of the spec's named schemas and headers, as the declared answers use them
+/// ([`RESPONSES`]).
+pub mod shapes {
+    use crate::contract_shapes::{
+        HeaderShape, ObjectShape, OpenEnumShape, OperationResponses, Property, ResponseShape, Shape,
+    };
+
+    /// The `x-ratelimit-limit` header (`components/headers/XRateLimitLimit`).
+    pub const X_RATE_LIMIT_LIMIT: HeaderShape = HeaderShape {
+        name: "x-ratelimit-limit",
+        required: true,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `x-ratelimit-remaining` header (`components/headers/XRateLimitRemaining`).
+    pub const X_RATE_LIMIT_REMAINING: HeaderShape = HeaderShape {
+        name: "x-ratelimit-remaining",
+        required: true,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `x-ratelimit-reset` header (`components/headers/XRateLimitReset`).
+    pub const X_RATE_LIMIT_RESET: HeaderShape = HeaderShape {
+        name: "x-ratelimit-reset",
+        required: true,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `x-ratelimit-limit` header (`components/headers/XRateLimitLimitOptional`).
+    pub const X_RATE_LIMIT_LIMIT_OPTIONAL: HeaderShape = HeaderShape {
+        name: "x-ratelimit-limit",
+        required: false,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `x-ratelimit-remaining` header (`components/headers/XRateLimitRemainingOptional`).
+    pub const X_RATE_LIMIT_REMAINING_OPTIONAL: HeaderShape = HeaderShape {
+        name: "x-ratelimit-remaining",
+        required: false,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `x-ratelimit-reset` header (`components/headers/XRateLimitResetOptional`).
+    pub const X_RATE_LIMIT_RESET_OPTIONAL: HeaderShape = HeaderShape {
+        name: "x-ratelimit-reset",
+        required: false,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `retry-after` header (`components/headers/RetryAfter`).
+    pub const RETRY_AFTER: HeaderShape = HeaderShape {
+        name: "retry-after",
+        required: true,
+        shape: &Shape::Integer,
+        minimum: Some(0),
+    };
+
+    /// The `StatusResult` schema.
+    pub static STATUS_RESULT: Shape = Shape::Object(&ObjectShape {
+        name: Some("StatusResult"),
+        properties: &[
+            Property {
+                name: "status",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "message",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "version",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "store",
+                required: false,
+                shape: &STORE_REF,
+            },
+            Property {
+                name: "checkedAt",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `StoreRef` schema.
+    pub static STORE_REF: Shape = Shape::Object(&ObjectShape {
+        name: Some("StoreRef"),
+        properties: &[Property {
+            name: "id",
+            required: true,
+            shape: &Shape::String,
+        }],
+        additional: None,
+    });
+
+    /// The `Error` schema.
+    pub static ERROR: Shape = Shape::Object(&ObjectShape {
+        name: Some("Error"),
+        properties: &[
+            Property {
+                name: "message",
+                required: true,
+                shape: &ERROR_MESSAGE,
+            },
+            Property {
+                name: "error",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "statusCode",
+                required: true,
+                shape: &Shape::Integer,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ErrorMessage` schema.
+    pub static ERROR_MESSAGE: Shape =
+        Shape::OneOf(&[&Shape::String, &Shape::Array(&Shape::String)]);
+
+    /// The `CatalogProductList` schema.
+    pub static CATALOG_PRODUCT_LIST: Shape = Shape::Object(&ObjectShape {
+        name: Some("CatalogProductList"),
+        properties: &[
+            Property {
+                name: "items",
+                required: false,
+                shape: &Shape::Array(&CATALOG_PRODUCT),
+            },
+            Property {
+                name: "totalItems",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "startItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "endItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "totalPages",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "query",
+                required: false,
+                shape: &LIST_QUERY,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `CatalogProduct` schema.
+    pub static CATALOG_PRODUCT: Shape = Shape::Object(&ObjectShape {
+        name: Some("CatalogProduct"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "brand",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "style",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "productType",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "isDiscontinued",
+                required: false,
+                shape: &Shape::Boolean,
+            },
+            Property {
+                name: "colors",
+                required: false,
+                shape: &Shape::Array(&Shape::String),
+            },
+            Property {
+                name: "sizes",
+                required: false,
+                shape: &Shape::Array(&Shape::String),
+            },
+            Property {
+                name: "colorMetadata",
+                required: false,
+                shape: &Shape::Array(&COLOR_METADATA),
+            },
+            Property {
+                name: "decorationMethods",
+                required: false,
+                shape: &Shape::Array(&DECORATION_METHOD),
+            },
+            Property {
+                name: "decorationLocations",
+                required: false,
+                shape: &Shape::Array(&DECORATION_LOCATION),
+            },
+            Property {
+                name: "variants",
+                required: false,
+                shape: &Shape::Array(&CATALOG_VARIANT),
+            },
+            Property {
+                name: "images",
+                required: false,
+                shape: &Shape::Array(&CATALOG_IMAGE),
+            },
+            Property {
+                name: "createdAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "updatedAt",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ColorMetadata` schema.
+    pub static COLOR_METADATA: Shape = Shape::Object(&ObjectShape {
+        name: Some("ColorMetadata"),
+        properties: &[
+            Property {
+                name: "color",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "colorCode",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `DecorationMethod` schema.
+    pub static DECORATION_METHOD: Shape = Shape::OpenEnum(&OpenEnumShape {
+        name: "DecorationMethod",
+        known: &[
+            "direct_to_garment",
+            "direct_to_film",
+            "screen_printing",
+            "screen_print_transfer",
+            "heat_transfer_vinyl",
+            "heat_seal_patch",
+            "sewn_on_patch",
+            "embroidery",
+            "engraving",
+            "uv_printing",
+            "liquid_3d",
+        ],
+    });
+
+    /// The `DecorationLocation` schema.
+    pub static DECORATION_LOCATION: Shape = Shape::Object(&ObjectShape {
+        name: Some("DecorationLocation"),
+        properties: &[
+            Property {
+                name: "decorationLocation",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "decorationMethods",
+                required: false,
+                shape: &Shape::Array(&DECORATION_METHOD),
+            },
+            Property {
+                name: "physicalWidth",
+                required: false,
+                shape: &Shape::Number,
+            },
+            Property {
+                name: "physicalHeight",
+                required: false,
+                shape: &Shape::Number,
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `CatalogVariant` schema.
+    pub static CATALOG_VARIANT: Shape = Shape::Object(&ObjectShape {
+        name: Some("CatalogVariant"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "color",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "size",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "isDiscontinued",
+                required: false,
+                shape: &Shape::Boolean,
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `CatalogImage` schema.
+    pub static CATALOG_IMAGE: Shape = Shape::Object(&ObjectShape {
+        name: Some("CatalogImage"),
+        properties: &[
+            Property {
+                name: "id",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "image",
+                required: false,
+                shape: &IMAGE_REF,
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ImageRef` schema.
+    pub static IMAGE_REF: Shape = Shape::Object(&ObjectShape {
+        name: Some("ImageRef"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "url",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ListQuery` schema.
+    pub static LIST_QUERY: Shape = Shape::Object(&ObjectShape {
+        name: Some("ListQuery"),
+        properties: &[
+            Property {
+                name: "page",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "limit",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "filter",
+                required: false,
+                shape: &Shape::Object(&ObjectShape {
+                    name: None,
+                    properties: &[],
+                    additional: Some(&Shape::Array(&Shape::String)),
+                }),
+            },
+            Property {
+                name: "sort",
+                required: false,
+                shape: &Shape::Object(&ObjectShape {
+                    name: None,
+                    properties: &[],
+                    additional: Some(&SORT_DIRECTION),
+                }),
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `SortDirection` schema.
+    pub static SORT_DIRECTION: Shape = Shape::Enum(&["asc", "desc"]);
+
+    /// The `ProductList` schema.
+    pub static PRODUCT_LIST: Shape = Shape::Object(&ObjectShape {
+        name: Some("ProductList"),
+        properties: &[
+            Property {
+                name: "items",
+                required: false,
+                shape: &Shape::Array(&PRODUCT),
+            },
+            Property {
+                name: "totalItems",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "startItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "endItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "totalPages",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "query",
+                required: false,
+                shape: &LIST_QUERY,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `Product` schema.
+    pub static PRODUCT: Shape = Shape::Object(&ObjectShape {
+        name: Some("Product"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "vendor",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "productType",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "tags",
+                required: false,
+                shape: &Shape::Array(&Shape::String),
+            },
+            Property {
+                name: "status",
+                required: false,
+                shape: &PRODUCT_STATUS,
+            },
+            Property {
+                name: "isDiscontinued",
+                required: false,
+                shape: &Shape::Boolean,
+            },
+            Property {
+                name: "colors",
+                required: false,
+                shape: &Shape::Array(&Shape::String),
+            },
+            Property {
+                name: "sizes",
+                required: false,
+                shape: &Shape::Array(&Shape::String),
+            },
+            Property {
+                name: "colorMetadata",
+                required: false,
+                shape: &Shape::Array(&COLOR_METADATA),
+            },
+            Property {
+                name: "variants",
+                required: false,
+                shape: &Shape::Array(&PRODUCT_VARIANT),
+            },
+            Property {
+                name: "images",
+                required: false,
+                shape: &Shape::Array(&PRODUCT_IMAGE),
+            },
+            Property {
+                name: "createdAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "updatedAt",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ProductStatus` schema.
+    pub static PRODUCT_STATUS: Shape = Shape::OpenEnum(&OpenEnumShape {
+        name: "ProductStatus",
+        known: &["active", "draft", "unlisted", "archived"],
+    });
+
+    /// The `ProductVariant` schema.
+    pub static PRODUCT_VARIANT: Shape = Shape::Object(&ObjectShape {
+        name: Some("ProductVariant"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "sku",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "color",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "size",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "price",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "compareAtPrice",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "cost",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "isDiscontinued",
+                required: false,
+                shape: &Shape::Boolean,
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `Money` schema.
+    pub static MONEY: Shape = Shape::Number;
+
+    /// The `ProductImage` schema.
+    pub static PRODUCT_IMAGE: Shape = Shape::Object(&ObjectShape {
+        name: Some("ProductImage"),
+        properties: &[
+            Property {
+                name: "id",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "color",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "image",
+                required: false,
+                shape: &IMAGE_REF,
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ArtworkList` schema.
+    pub static ARTWORK_LIST: Shape = Shape::Object(&ObjectShape {
+        name: Some("ArtworkList"),
+        properties: &[
+            Property {
+                name: "items",
+                required: false,
+                shape: &Shape::Array(&ARTWORK),
+            },
+            Property {
+                name: "totalItems",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "startItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "endItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "totalPages",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "query",
+                required: false,
+                shape: &LIST_QUERY,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `Artwork` schema.
+    pub static ARTWORK: Shape = Shape::Object(&ObjectShape {
+        name: Some("Artwork"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "image",
+                required: false,
+                shape: &IMAGE_REF,
+            },
+            Property {
+                name: "createdAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "updatedAt",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `OrderList` schema.
+    pub static ORDER_LIST: Shape = Shape::Object(&ObjectShape {
+        name: Some("OrderList"),
+        properties: &[
+            Property {
+                name: "items",
+                required: false,
+                shape: &Shape::Array(&ORDER),
+            },
+            Property {
+                name: "totalItems",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "startItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "endItem",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "totalPages",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "query",
+                required: false,
+                shape: &LIST_QUERY,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `Order` schema.
+    pub static ORDER: Shape = Shape::Object(&ObjectShape {
+        name: Some("Order"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "externalOrderId",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "status",
+                required: false,
+                shape: &ORDER_STATUS,
+            },
+            Property {
+                name: "fulfillmentStatus",
+                required: false,
+                shape: &FULFILLMENT_STATUS,
+            },
+            Property {
+                name: "paymentStatus",
+                required: false,
+                shape: &PAYMENT_STATUS,
+            },
+            Property {
+                name: "isTest",
+                required: false,
+                shape: &Shape::Boolean,
+            },
+            Property {
+                name: "totalQuantity",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "subtotalCost",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "shippingCost",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "totalCost",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "lineItems",
+                required: false,
+                shape: &Shape::Array(&ORDER_LINE_ITEM),
+            },
+            Property {
+                name: "shippingAddress",
+                required: false,
+                shape: &SHIPPING_ADDRESS,
+            },
+            Property {
+                name: "trackingInfo",
+                required: false,
+                shape: &TRACKING_INFO,
+            },
+            Property {
+                name: "orderedAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "fulfilledAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "canceledAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "createdAt",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "updatedAt",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `OrderStatus` schema.
+    pub static ORDER_STATUS: Shape = Shape::OpenEnum(&OpenEnumShape {
+        name: "OrderStatus",
+        known: &[
+            "pending",
+            "production_requested",
+            "sent_to_production",
+            "in_production",
+            "on_hold",
+            "cancellation_requested",
+            "canceled",
+            "fulfilled",
+        ],
+    });
+
+    /// The `FulfillmentStatus` schema.
+    pub static FULFILLMENT_STATUS: Shape = Shape::OpenEnum(&OpenEnumShape {
+        name: "FulfillmentStatus",
+        known: &[
+            "pending",
+            "production_requested",
+            "sent_to_production",
+            "in_production",
+            "fulfilled",
+        ],
+    });
+
+    /// The `PaymentStatus` schema.
+    pub static PAYMENT_STATUS: Shape = Shape::OpenEnum(&OpenEnumShape {
+        name: "PaymentStatus",
+        known: &["due", "paid", "failed", "refunded", "canceled"],
+    });
+
+    /// The `OrderLineItem` schema.
+    pub static ORDER_LINE_ITEM: Shape = Shape::Object(&ObjectShape {
+        name: Some("OrderLineItem"),
+        properties: &[
+            Property {
+                name: "id",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "productId",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "productVariantId",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "sku",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "name",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "color",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "size",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "quantity",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "isCustom",
+                required: false,
+                shape: &Shape::Boolean,
+            },
+            Property {
+                name: "unitCost",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "totalCost",
+                required: false,
+                shape: &MONEY,
+            },
+            Property {
+                name: "images",
+                required: false,
+                shape: &Shape::Array(&LINE_ITEM_IMAGE),
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "catalogProductId",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "catalogProductVariantId",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "decorations",
+                required: false,
+                shape: &Shape::Array(&DECORATION),
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `LineItemImage` schema.
+    pub static LINE_ITEM_IMAGE: Shape = Shape::Object(&ObjectShape {
+        name: Some("LineItemImage"),
+        properties: &[
+            Property {
+                name: "id",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "color",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "position",
+                required: false,
+                shape: &Shape::Integer,
+            },
+            Property {
+                name: "image",
+                required: false,
+                shape: &IMAGE_REF,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `Decoration` schema.
+    pub static DECORATION: Shape = Shape::Object(&ObjectShape {
+        name: Some("Decoration"),
+        properties: &[
+            Property {
+                name: "decorationLocation",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "decorationMethod",
+                required: true,
+                shape: &DECORATION_METHOD,
+            },
+            Property {
+                name: "artworkId",
+                required: true,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "physicalWidth",
+                required: true,
+                shape: &Shape::Number,
+            },
+            Property {
+                name: "physicalHeight",
+                required: true,
+                shape: &Shape::Number,
+            },
+            Property {
+                name: "horizontalOffsetFromCenter",
+                required: false,
+                shape: &Shape::Number,
+            },
+            Property {
+                name: "verticalOffsetFromTop",
+                required: false,
+                shape: &Shape::Number,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `ShippingAddress` schema.
+    pub static SHIPPING_ADDRESS: Shape = Shape::Object(&ObjectShape {
+        name: Some("ShippingAddress"),
+        properties: &[
+            Property {
+                name: "firstName",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "lastName",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "email",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "phone",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "address",
+                required: false,
+                shape: &ADDRESS,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `Address` schema.
+    pub static ADDRESS: Shape = Shape::Object(&ObjectShape {
+        name: Some("Address"),
+        properties: &[
+            Property {
+                name: "streetAddress",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "apartmentOrSuite",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "cityOrTown",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "stateOrProvince",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "zipOrPostalCode",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "country",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The `TrackingInfo` schema.
+    pub static TRACKING_INFO: Shape = Shape::Object(&ObjectShape {
+        name: Some("TrackingInfo"),
+        properties: &[
+            Property {
+                name: "carrier",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "trackingNumber",
+                required: false,
+                shape: &Shape::String,
+            },
+            Property {
+                name: "trackingUrl",
+                required: false,
+                shape: &Shape::String,
+            },
+        ],
+        additional: None,
+    });
+
+    /// The answers the spec declares for each operation, in the spec's order: status, media type,
+    /// headers and the body's shape.
+    pub static RESPONSES: &[OperationResponses] = &[
+        OperationResponses {
+            operation: "getStatus",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&STATUS_RESULT),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "listCatalogProducts",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&CATALOG_PRODUCT_LIST),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "400",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "getCatalogProduct",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&CATALOG_PRODUCT),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "404",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "listProducts",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&PRODUCT_LIST),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "400",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "getProduct",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&PRODUCT),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "404",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "listArtworks",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&ARTWORK_LIST),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "400",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "createArtwork",
+            responses: &[
+                ResponseShape {
+                    status: "201",
+                    content_type: Some("application/json"),
+                    body: Some(&ARTWORK),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "400",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "413",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "getArtwork",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&ARTWORK),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "404",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "listOrders",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&ORDER_LIST),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "400",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "createOrder",
+            responses: &[
+                ResponseShape {
+                    status: "201",
+                    content_type: Some("application/json"),
+                    body: Some(&ORDER),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "400",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "409",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "413",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+        OperationResponses {
+            operation: "getOrder",
+            responses: &[
+                ResponseShape {
+                    status: "200",
+                    content_type: Some("application/json"),
+                    body: Some(&ORDER),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "401",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "404",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT,
+                        X_RATE_LIMIT_REMAINING,
+                        X_RATE_LIMIT_RESET,
+                    ],
+                },
+                ResponseShape {
+                    status: "429",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        RETRY_AFTER,
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+                ResponseShape {
+                    status: "500",
+                    content_type: Some("application/json"),
+                    body: Some(&ERROR),
+                    headers: &[
+                        X_RATE_LIMIT_LIMIT_OPTIONAL,
+                        X_RATE_LIMIT_REMAINING_OPTIONAL,
+                        X_RATE_LIMIT_RESET_OPTIONAL,
+                    ],
+                },
+            ],
+        },
+    ];
+}
+
+pub use shapes::RESPONSES;
+
+/// The answers the spec declares for the operation with this id (`listOrders` or `list_orders`).
+pub fn responses(id: &str) -> Option<&'static OperationResponses> {
+    let id = operation(id)?.id;
+    RESPONSES.iter().find(|r| r.operation == id)
 }

@@ -55,6 +55,37 @@ pub struct Operation {
     pub query: Option<&'static ListRules>,
 }
 
+impl Operation {
+    /// Whether a request of `method` to `path` (relative to
+    /// [`VERSION_PREFIX`](crate::contract::VERSION_PREFIX), without its query) reaches this operation:
+    /// the method matches (HTTP methods are case-sensitive) and every segment equals the template's or fills one of its parameters.
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        let mut template = self.path.split('/');
+        let mut segments = path.split('/');
+        self.method.as_str() == method
+            && loop {
+                match (template.next(), segments.next()) {
+                    (None, None) => break true,
+                    (Some(part), Some(segment)) if part.starts_with('{') || part == segment => {}
+                    _ => break false,
+                }
+            }
+    }
+}
+
+/// The operation of `operations` a request of `method` to `path` reaches (`path` from the origin,
+/// the part before `prefix` and a query skipped): what the generated `contract::operation_at` asks.
+pub(crate) fn find_operation(
+    operations: &'static [Operation],
+    prefix: &str,
+    method: &str,
+    path: &str,
+) -> Option<&'static Operation> {
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    let path = &path[path.find(prefix)? + prefix.len()..];
+    operations.iter().find(|op| op.matches(method, path))
+}
+
 /// An assumption the spec makes where the service's documentation says a detail is "not shown"
 /// (`x-assumption` beside an element, `info.x-assumptions` for the whole API), by its id: what
 /// `store-api doctor` checks against a running service.
@@ -167,6 +198,23 @@ mod tests {
             default: None,
         };
         assert_eq!(open.check(u64::MAX), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn a_request_is_matched_to_its_operation_from_its_method_and_path() {
+        let at = |method, path| crate::contract::operation_at(method, path).map(|op| op.id);
+        assert_eq!(
+            at("GET", "/store-api/2026-08/stores/s1/orders/o1"),
+            Some("getOrder")
+        );
+        // A base URL mounted under a path of its own, and a query.
+        assert_eq!(
+            at("POST", "/proxy/store-api/2026-08/stores/s1/orders?x=1"),
+            Some("createOrder")
+        );
+        assert_eq!(at("get", "/store-api/2026-08/stores/s1/orders"), None);
+        assert_eq!(at("GET", "/store-api/2026-08/stores/s1/orders/o1/x"), None);
+        assert_eq!(at("GET", "/stores/s1/orders"), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 // Without the `client` feature only the wire types (`types`, `open`) and `ApiKey` are compiled: the code
 // generator marks everything else in `generated.rs` `#[cfg(feature = "client")]`.
 pub mod contract;
+mod contract_shapes;
 mod contract_types;
 #[allow(missing_docs, clippy::all, clippy::unwrap_used, clippy::expect_used)]
 mod generated;
