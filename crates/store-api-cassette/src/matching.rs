@@ -218,7 +218,7 @@ enum LiveBody {
 impl Live {
     /// `method`, `path_and_query` and `body`, with every occurrence of `keys` scrubbed.
     pub(crate) fn new(method: &str, path_and_query: &str, body: &[u8], keys: &Keys) -> Live {
-        let (path, query) = crate::record::split_path(path_and_query);
+        let (path, query) = split_path(path_and_query);
         let query = query.map(|query| keys.scrub(query));
         let body = if body.is_empty() {
             LiveBody::None
@@ -485,6 +485,14 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect()
+}
+
+/// `path_and_query` split at its `?`; an empty query is none.
+pub(crate) fn split_path(path_and_query: &str) -> (&str, Option<&str>) {
+    match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query).filter(|query| !query.is_empty())),
+        None => (path_and_query, None),
+    }
 }
 
 #[cfg(test)]

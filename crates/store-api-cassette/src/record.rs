@@ -15,7 +15,7 @@ use store_api::network::{Network, NetworkError, NetworkFuture};
 use crate::format::{
     Cassette, CustomerData, Exchange, RecordedAnswer, RecordedBody, RecordedRequest,
 };
-use crate::matching::canonical_digest;
+use crate::matching::{canonical_digest, split_path};
 use crate::redact::{Keys, Redactor};
 
 /// Bodies longer than this (in bytes) are kept as their size and digest only, by default: 64 KiB.
@@ -199,14 +199,6 @@ impl Recording {
             .unwrap_or_else(PoisonError::into_inner)
             .cassette
             .clone()
-    }
-}
-
-/// `path_and_query` split at its `?`; an empty query is none.
-pub(crate) fn split_path(path_and_query: &str) -> (&str, Option<&str>) {
-    match path_and_query.split_once('?') {
-        Some((path, query)) => (path, Some(query).filter(|query| !query.is_empty())),
-        None => (path_and_query, None),
     }
 }
 

@@ -201,23 +201,6 @@ mod tests {
     }
 
     #[test]
-    fn a_request_is_matched_to_its_operation_from_its_method_and_path() {
-        let at = |method, path| crate::contract::operation_at(method, path).map(|op| op.id);
-        assert_eq!(
-            at("GET", "/store-api/2026-08/stores/s1/orders/o1"),
-            Some("getOrder")
-        );
-        // A base URL mounted under a path of its own, and a query.
-        assert_eq!(
-            at("POST", "/proxy/store-api/2026-08/stores/s1/orders?x=1"),
-            Some("createOrder")
-        );
-        assert_eq!(at("get", "/store-api/2026-08/stores/s1/orders"), None);
-        assert_eq!(at("GET", "/store-api/2026-08/stores/s1/orders/o1/x"), None);
-        assert_eq!(at("GET", "/stores/s1/orders"), None);
-    }
-
-    #[test]
     fn a_param_without_values_accepts_anything() {
         let any = QueryParam {
             field: "status",
