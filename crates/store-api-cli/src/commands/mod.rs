@@ -32,6 +32,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Completions(args) => completions::run(&args),
         Command::Demo => crate::demo::run().await,
         Command::Webhooks(command) => webhooks::run(command, &cli.global, out),
+        // Recorded traffic needs no session: nothing is sent.
+        Command::Doctor(args) if args.cassette.is_some() => doctor::recordings(&args, out),
         // A schema needs no credentials.
         Command::Orders(OrdersCommand::Schema) => schema::print(&schema::order_request()),
         command => {
