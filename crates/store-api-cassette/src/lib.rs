@@ -2,10 +2,19 @@
 #![deny(missing_docs)]
 
 mod check;
+mod diff;
 mod format;
+mod matching;
+mod record;
+mod redact;
+mod replay;
 
 pub use check::{Finding, RecordingsReport, Verdict, check};
 pub use format::{
     Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,
     RecordedRequest,
 };
+pub use record::{
+    DEFAULT_MAX_KEPT_BODY, HttpAnswer, HttpRequest, RecordOptions, Recorder, Recording,
+};
+pub use replay::{Replay, ReplayError, Replayer};

@@ -127,6 +127,16 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// The client's [`Network`](crate::network::Network) refused the request and always will
+    /// ([`NetworkError::Refused`](crate::network::NetworkError::Refused)): a replay of recorded
+    /// traffic that holds no answer for it, say. Nothing was sent and the request is never retried;
+    /// downcast `source` to the network's own error for the details.
+    #[error("the network refused the request (not sent): {source}")]
+    Refused {
+        /// The network's own error.
+        #[source]
+        source: BoxError,
+    },
     /// An answer came but could not be read or decoded (so the request was processed, or may have been).
     #[error("could not decode the response: {message}")]
     Decode {

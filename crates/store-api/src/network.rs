@@ -72,6 +72,12 @@ pub enum NetworkError {
     /// service may have processed it.
     #[error("the connection broke: {0}")]
     Broken(#[source] BoxError),
+    /// The network refuses this request and always will (a replay that holds no answer for it, a
+    /// policy): nothing was sent, and the client does not retry it. The cause becomes the source of
+    /// [`Error::Refused`](crate::Error::Refused), where a caller can downcast it to the network's own
+    /// error type.
+    #[error("the network refused the request: {0}")]
+    Refused(#[source] BoxError),
 }
 
 /// The default network: reqwest, with redirects turned off (the Store API never redirects, and

@@ -168,6 +168,9 @@ pub(crate) enum Outcome {
     ConnectFailed,
     /// The request was sent (or may have been) and no answer came: a timeout or a reset connection.
     NoAnswer,
+    /// The network refused the request for good ([`NetworkError::Refused`](crate::network::NetworkError::Refused)):
+    /// nothing was sent, and another attempt would be refused alike.
+    Refused,
 }
 
 /// What to do next.
@@ -191,6 +194,7 @@ pub(crate) fn is_retryable(outcome: Outcome, replayable: bool) -> bool {
         Outcome::Status(429, _) | Outcome::ConnectFailed => true,
         Outcome::Status(status, _) => status >= 500 && replayable,
         Outcome::NoAnswer => replayable,
+        Outcome::Refused => false,
     }
 }
 
@@ -247,6 +251,8 @@ mod tests {
             (true, Outcome::NoAnswer, true),
             (false, Outcome::NoAnswer, false),
             (false, Outcome::ConnectFailed, true),
+            (true, Outcome::Refused, false),
+            (false, Outcome::Refused, false),
         ];
         for (replayable, outcome, retried) in cases {
             let decision = decide(&policy, replayable, outcome, 1, Duration::ZERO);

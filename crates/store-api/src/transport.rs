@@ -20,7 +20,7 @@ use store_api_raw::{ApiKey, KeyHandle};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::error::{self, Result};
+use crate::error::{self, Error, Result};
 use crate::hook::{RequestHook, TryInfo, TryOutcome};
 use crate::limiter::Limiter;
 use crate::network::{Failure, Network, NetworkError};
@@ -237,6 +237,10 @@ impl ClientTransport {
                 Err(error::from_failure(Failure::Broken(cause))),
                 TryOutcome::Failed,
             ),
+            // Nothing was sent: for a hook, like a connection that could not be made.
+            Ok(Err(NetworkError::Refused(source))) => {
+                (Err(Error::Refused { source }), TryOutcome::ConnectFailed)
+            }
             Err(_elapsed) => {
                 let failure = Failure::Deadline {
                     timeout: self.timeout,
@@ -253,7 +257,9 @@ impl ClientTransport {
         match response {
             Ok(response) => self.answer(response, &span, deadline).await,
             Err(error) => {
-                let outcome = if error.may_have_been_processed() {
+                let outcome = if matches!(error, Error::Refused { .. }) {
+                    Outcome::Refused
+                } else if error.may_have_been_processed() {
                     Outcome::NoAnswer
                 } else {
                     Outcome::ConnectFailed
@@ -388,5 +394,42 @@ mod tests {
         assert_eq!(operation_of(&reqwest::Method::GET, &unserved), None);
         let status = url::Url::parse(&format!("{base}/stores/s/status")).unwrap();
         assert_eq!(operation_of(&reqwest::Method::DELETE, &status), None);
+    }
+
+    /// A network that refuses every request, counting them.
+    #[derive(Debug, Default)]
+    struct Refusing {
+        calls: std::sync::atomic::AtomicU32,
+    }
+
+    impl Network for Refusing {
+        fn send(&self, _request: reqwest::Request) -> crate::network::NetworkFuture<'_> {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Err(NetworkError::Refused("no such exchange".into())) })
+        }
+    }
+
+    // Issue 31: a replay that holds no answer refuses the request; retrying would be refused alike.
+    #[tokio::test]
+    async fn a_refused_request_is_an_error_of_its_own_kind_and_never_retried() {
+        let network = Arc::new(Refusing::default());
+        let client = crate::Client::builder()
+            .base_url("http://127.0.0.1:9/store-api/2026-08")
+            .store_id("store_alpha")
+            .api_key("csk_refused_0123456789")
+            .network(network.clone())
+            .build()
+            .unwrap();
+        let error = client.status().await.unwrap_err();
+        assert!(matches!(error, Error::Refused { .. }), "{error:?}");
+        assert!(!error.is_retryable());
+        assert!(!error.may_have_been_processed());
+        let source = std::error::Error::source(&error).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("no such exchange"));
+        assert_eq!(
+            network.calls.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "sent once, not retried"
+        );
     }
 }
