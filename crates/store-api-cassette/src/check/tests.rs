@@ -215,7 +215,7 @@ fn differing(exchanges: Vec<Exchange>) -> Vec<&'static str> {
 
 #[test]
 fn a_clean_session_is_held_or_not_seen_and_shows_the_facts_of_bodies() {
-    let mut cassette = Cassette::new(CustomerData::Redacted);
+    let mut cassette = Cassette::new(CustomerData::Kept);
     cassette.exchanges = clean();
     let report = check(&cassette);
     assert_eq!(report.differing().count(), 0, "{report}");
@@ -370,6 +370,35 @@ fn an_oversized_body_needs_the_413_and_a_wrong_envelope_is_a_statement_differing
     exchanges[last] = big;
     exchanges[last].answer.body = Some(RecordedBody::Text("too large".into()));
     assert_eq!(differing(exchanges), ["error-envelope", "max-body-size"]);
+}
+
+// With customer data redacted, a state is a placeholder valid whatever was sent: a refusal of it is
+// no evidence of anything (the recorder's placeholders stay valid for their field).
+#[test]
+fn a_refused_state_that_is_a_placeholder_is_not_judged() {
+    let state = "shippingAddress.address.stateOrProvince must be an existing US state";
+    let refused = exchange(
+        "POST",
+        "/orders",
+        Some(order_body(
+            json!("ext-9"),
+            json!({"productVariantId": "pv_1", "quantity": 1}),
+        )),
+        400,
+        error(400, json!([state])),
+    );
+    let mut cassette = Cassette::new(CustomerData::Redacted);
+    cassette.exchanges = vec![refused];
+    let report = check(&cassette);
+    assert_eq!(report.differing().count(), 0, "{report}");
+    assert!(matches!(
+        report.assumption("us-states").map(|f| &f.verdict),
+        Some(super::Verdict::NotSeen { why }) if why.contains("placeholders")
+    ));
+    cassette.customer_data = CustomerData::Kept;
+    let report = check(&cassette);
+    let differing: Vec<&str> = report.differing().map(|f| f.id).collect();
+    assert_eq!(differing, ["us-states"], "{report}");
 }
 
 #[test]
