@@ -31,8 +31,7 @@ pub(crate) fn check(all: &[Seen<'_>], facts: &mut Facts) {
     for seen in all {
         let at = seen.at();
         let status = seen.status();
-        if status >= 400
-            && status < 500
+        if (400..500).contains(&status)
             && seen
                 .exchange
                 .request
