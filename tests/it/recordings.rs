@@ -3,10 +3,14 @@
 //! clean cassette as held or not seen throughout, and each deviant cassette as differing in exactly
 //! the assumption its switch breaks.
 
+use store_api::RateLimiter;
 use store_api_cassette::{RecordOptions, Verdict, check};
-use store_api_fixtures::Deviation;
-use store_api_tests::recorded_session::{record_session, record_session_with, session_emulator};
-use store_api_tests::{ALPHA, key_of};
+use store_api_fixtures::artwork::FakeResource;
+use store_api_fixtures::{Deviation, Emulator};
+use store_api_tests::recorded_session::{
+    ARTWORK_URL, record_session, record_session_on, record_session_with, session_emulator,
+};
+use store_api_tests::{ALPHA, PNG_1X1, key_of};
 
 #[tokio::test]
 async fn the_recordings_check_reports_each_deviation_as_exactly_the_assumption_it_breaks() {
@@ -67,6 +71,38 @@ async fn the_recordings_check_reports_each_deviation_as_exactly_the_assumption_i
             "{deviation:?}:\n{report}"
         );
     }
+}
+
+// Under the service's real rate limit (buckets that drain and refill on the real clock), the reset and
+// remaining headers vary from answer to answer: the check still finds nothing differing.
+#[tokio::test]
+async fn a_session_under_the_real_rate_limit_is_held_or_not_seen() {
+    let emu = Emulator::builder()
+        .rate_limit(true)
+        .network_downloads(false)
+        .start()
+        .await
+        .unwrap();
+    emu.fake_hosts()
+        .insert(ARTWORK_URL, FakeResource::image(PNG_1X1))
+        .unwrap();
+    let cassette = record_session_on(
+        &emu,
+        RecordOptions::default().keep_customer_data(true),
+        // The client keeps the service's limit (a burst of ten, two a second), as a real one would.
+        |builder| builder.in_process_limiter(RateLimiter::new()),
+    )
+    .await;
+    let report = check(&cassette);
+    assert_eq!(report.differing().count(), 0, "{report}");
+    let Some(Verdict::Held { seen }) = report.assumption("rate-limit-reset").map(|f| &f.verdict)
+    else {
+        panic!("{report}");
+    };
+    assert!(
+        seen.starts_with(&format!("{} exchanges", cassette.exchanges.len())),
+        "{seen}"
+    );
 }
 
 #[tokio::test]

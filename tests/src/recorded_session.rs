@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use store_api::Client;
+use store_api::{Client, ClientBuilder};
 use store_api_cassette::{Cassette, RecordOptions, Recorder};
 use store_api_fixtures::artwork::FakeResource;
 use store_api_fixtures::{Deviation, Emulator};
@@ -23,7 +23,7 @@ use crate::{ALPHA, PNG_1X1, builder_at, key_of};
 pub const SESSION_SEED: u64 = 31;
 
 /// The artwork URL the session's emulator serves from its fake hosts.
-const ARTWORK_URL: &str = "https://art.example.test/recorded.png";
+pub const ARTWORK_URL: &str = "https://art.example.test/recorded.png";
 
 /// A key of the right shape that no store has.
 const WRONG_KEY: &str = "csk_00000000000000000000000000000000";
@@ -57,12 +57,23 @@ pub async fn record_session(deviation: Option<Deviation>) -> Cassette {
 /// Records [`run_session`] against [`session_emulator`]`(deviation)` with `options`.
 pub async fn record_session_with(deviation: Option<Deviation>, options: RecordOptions) -> Cassette {
     let emu = session_emulator(deviation).await;
+    record_session_on(&emu, options, |builder| builder).await
+}
+
+/// Records [`run_session`] against `emu` (which must serve [`ARTWORK_URL`]'s image from its fake hosts,
+/// as [`session_emulator`]'s does) with `options`; `adjust` adjusts the clients' settings (the test
+/// settings of [`builder_at`] otherwise).
+pub async fn record_session_on(
+    emu: &Emulator,
+    options: RecordOptions,
+    adjust: impl Fn(ClientBuilder) -> ClientBuilder,
+) -> Cassette {
     let recorder = Arc::new(Recorder::reqwest(options).expect("a recorder"));
-    let client = builder_at(&emu.base_url(), ALPHA, &key_of(&emu, ALPHA))
+    let client = adjust(builder_at(&emu.base_url(), ALPHA, &key_of(emu, ALPHA)))
         .network(recorder.clone())
         .build()
         .expect("valid settings");
-    let wrong_key = builder_at(&emu.base_url(), ALPHA, WRONG_KEY)
+    let wrong_key = adjust(builder_at(&emu.base_url(), ALPHA, WRONG_KEY))
         .network(recorder.clone())
         .build()
         .expect("valid settings");
