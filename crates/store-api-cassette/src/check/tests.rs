@@ -408,3 +408,49 @@ fn print_clean() {
     cassette.exchanges = clean();
     println!("{}", check(&cassette));
 }
+
+#[test]
+fn equal_names_out_of_created_at_order_differ_on_sort_order_alone() {
+    let items = |first: &str, second: &str| {
+        vec![
+            json!({"id": "p1", "name": "Tee", "status": "active", "createdAt": first}),
+            json!({"id": "p2", "name": "Tee", "status": "active", "createdAt": second}),
+            json!({"id": "p3", "name": "Zip", "status": "active", "createdAt": "2026-08-01T00:00:00Z"}),
+        ]
+    };
+    let list = |first: &str, second: &str| {
+        exchange(
+            "GET",
+            "/products?filter[status]=active&sort[name]=asc&limit=3",
+            None,
+            200,
+            page(items(first, second), 3, 1, 3),
+        )
+    };
+    // Newest first among equal names (createdAt desc, the echoed default).
+    let newest_first = list("2026-08-02T00:00:00.000Z", "2026-08-01T00:00:00.000Z");
+    assert_eq!(differing(vec![newest_first.clone()]), Vec::<&str>::new());
+    let mut cassette = Cassette::new(CustomerData::Kept);
+    cassette.exchanges = vec![newest_first];
+    assert!(matches!(
+        check(&cassette)
+            .assumption("sort-order")
+            .map(|f| &f.verdict),
+        Some(super::Verdict::Held { .. })
+    ));
+    assert_eq!(
+        differing(vec![list(
+            "2026-08-01T00:00:00.000Z",
+            "2026-08-02T00:00:00.000Z"
+        )]),
+        ["sort-order"]
+    );
+    // Written differently, two times are not compared as text.
+    assert_eq!(
+        differing(vec![list(
+            "2026-08-01T00:00:00Z",
+            "2026-08-01T00:00:00.500Z"
+        )]),
+        Vec::<&str>::new()
+    );
+}
