@@ -28,6 +28,8 @@ mod rate_limit;
 // Issue 30: every caller (typed operations, submit, doctor, the escape hatch) takes the one request
 // path: key, hooks, limiter, deadline, size cap, origin guard and redirect refusal, each for all four.
 mod one_path;
+// Issue 31: a recorded session, clean and with each deviation, judged by the recordings check.
+mod recordings;
 // The rare faults of issue 10: each one billed an order while the caller was told otherwise.
 mod rare_faults;
 // Client, Error and Page cross threads (compile-time).

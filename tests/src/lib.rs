@@ -8,6 +8,7 @@ pub mod hostile;
 pub mod matrix;
 pub mod proxy;
 pub mod receivers;
+pub mod recorded_session;
 pub mod sim;
 
 use std::io::Write as _;

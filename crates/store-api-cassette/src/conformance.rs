@@ -36,10 +36,10 @@ use crate::format::{Cassette, Exchange, RecordedBody};
 #[non_exhaustive]
 pub struct Conformance {
     /// Where an answer breaks the spec (empty: every answer conforms).
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Nonconformity>,
     /// What is worth knowing but allowed: a value the spec lets grow that this version does not know,
     /// a request to no operation of the spec (its answer is not checked), a body too large to keep.
-    pub notes: Vec<Finding>,
+    pub notes: Vec<Nonconformity>,
 }
 
 impl Conformance {
@@ -52,7 +52,7 @@ impl Conformance {
 /// One thing an answer has that the spec does not declare.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Finding {
+pub struct Nonconformity {
     /// The exchange's index in the cassette, from 0.
     pub exchange: usize,
     /// The request's method.
@@ -151,7 +151,7 @@ pub fn conformance(cassette: &Cassette) -> Conformance {
     for (index, exchange) in cassette.exchanges.iter().enumerate() {
         let mut sink = Sink::default();
         check_exchange(exchange, &mut sink);
-        let finding = |what| Finding {
+        let finding = |what| Nonconformity {
             exchange: index,
             method: exchange.request.method.clone(),
             path: match &exchange.request.query {
@@ -508,7 +508,7 @@ impl fmt::Display for Undeclared {
     }
 }
 
-impl fmt::Display for Finding {
+impl fmt::Display for Nonconformity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,

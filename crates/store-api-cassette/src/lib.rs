@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod check;
 mod compare;
 mod conformance;
 mod diff;
@@ -10,8 +11,9 @@ mod record;
 mod redact;
 mod replay;
 
+pub use check::{Finding, RecordingsReport, Verdict, check};
 pub use compare::{Compared, Comparison, Outcome, compare};
-pub use conformance::{Conformance, Finding, Undeclared, conformance};
+pub use conformance::{Conformance, Nonconformity, Undeclared, conformance};
 pub use format::{
     Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,
     RecordedRequest,

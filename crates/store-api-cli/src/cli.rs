@@ -43,7 +43,8 @@ pub enum Command {
     Status,
     /// Check the spec's statements and assumptions against the service, read-only: a bounded number
     /// of GETs with the session's key, under the rate limit; prints per fact held, differs (with what
-    /// was seen) or not checked, and exits with 1 when something differs.
+    /// was seen) or not checked, and exits with 1 when something differs. With --cassette, checks
+    /// recorded traffic instead and sends nothing.
     Doctor(DoctorArgs),
     /// Browse the printable blanks available to the store (read-only, no prices).
     #[command(subcommand)]
@@ -102,6 +103,12 @@ pub struct DoctorArgs {
     /// The most requests to send (every one a GET); probes beyond it are reported as not checked.
     #[arg(long, default_value_t = store_api::doctor::DEFAULT_MAX_REQUESTS)]
     pub max_requests: u32,
+    /// Check recorded traffic instead of probing: every *.json cassette in DIR, or one cassette FILE.
+    /// Judges per statement and assumption held, differs (with the exchange that shows it) or not seen,
+    /// including what a probe cannot see (order creation, null fields, empty ids, body size); nothing is
+    /// sent. With --json: one file's report, or for a folder a list of {file, report}.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub cassette: Option<std::path::PathBuf>,
 }
 
 /// Options of `proxy`.

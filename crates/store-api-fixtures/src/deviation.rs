@@ -17,6 +17,16 @@ pub enum Deviation {
     PastEndPageWithoutTotals,
     /// A `limit` below the minimum is read as the default instead of refused (`state/list`).
     LimitBelowMinimumDefaulted,
+    /// A declared request field sent as `null` is read as absent instead of refused (`server/body`,
+    /// where request bodies are decoded).
+    NullFieldsAsAbsent,
+    /// A create-order request whose `externalOrderId` the store already has is answered 409 before its
+    /// body is validated (`orders/creation`, called by the route before decoding).
+    ConflictBeforeValidation,
+    /// An empty `productVariantId`, `sku` or `catalogProductVariantId` of a line item is refused as a
+    /// validation failure instead of counting as absent (`orders/creation`, after decoding, before the
+    /// shared order rules, which stay as the client's pre-flight check runs them).
+    EmptyIdsRefused,
 }
 
 impl Deviation {
@@ -26,6 +36,9 @@ impl Deviation {
         Deviation::NoRateLimitHeadersOn401,
         Deviation::PastEndPageWithoutTotals,
         Deviation::LimitBelowMinimumDefaulted,
+        Deviation::NullFieldsAsAbsent,
+        Deviation::ConflictBeforeValidation,
+        Deviation::EmptyIdsRefused,
     ];
 
     /// The id of the spec's assumption this deviation breaks (`store_api_raw::contract::ASSUMPTIONS`).
@@ -35,7 +48,19 @@ impl Deviation {
             Deviation::NoRateLimitHeadersOn401 => "rate-limit-headers",
             Deviation::PastEndPageWithoutTotals => "page-past-end",
             Deviation::LimitBelowMinimumDefaulted => "page-limit-minimum",
+            Deviation::NullFieldsAsAbsent => "null-fields",
+            Deviation::ConflictBeforeValidation => "create-order-check-order",
+            Deviation::EmptyIdsRefused => "empty-ids",
         }
+    }
+
+    /// The deviation that breaks the assumption with this id (each assumption has at most one), as
+    /// `store-api emulator --deviate` names them.
+    pub fn breaking(assumption: &str) -> Option<Deviation> {
+        Deviation::ALL
+            .iter()
+            .copied()
+            .find(|deviation| deviation.assumption() == assumption)
     }
 
     fn bit(self) -> u8 {
@@ -44,6 +69,9 @@ impl Deviation {
             Deviation::NoRateLimitHeadersOn401 => 2,
             Deviation::PastEndPageWithoutTotals => 4,
             Deviation::LimitBelowMinimumDefaulted => 8,
+            Deviation::NullFieldsAsAbsent => 16,
+            Deviation::ConflictBeforeValidation => 32,
+            Deviation::EmptyIdsRefused => 64,
         }
     }
 }
@@ -80,6 +108,10 @@ mod tests {
             assert!(
                 store_api_raw::contract::assumption(deviation.assumption()).is_some(),
                 "{deviation:?}"
+            );
+            assert_eq!(
+                Deviation::breaking(deviation.assumption()),
+                Some(*deviation)
             );
         }
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use store_api_raw::open::WebhookTopic;
 
+use crate::deviation::Deviation;
 use crate::emulator::{Emulator, EmulatorBuilder, EmulatorError};
 use crate::seed::Seed;
 
@@ -52,6 +53,16 @@ pub struct ServeArgs {
     /// 2026-08-01T00:00:00Z that only `POST /_emulator/clock/advance {"ms": N}` moves.
     #[arg(long, value_name = "SEED")]
     pub deterministic: Option<u64>,
+    /// Differ from the spec on this assumption, named by its id in the spec (repeatable): to see that
+    /// `store-api doctor` (or its recordings check) notices, or to rehearse a service that differs.
+    #[arg(
+        long,
+        value_name = "ASSUMPTION",
+        value_parser = clap::builder::PossibleValuesParser::new(
+            Deviation::ALL.iter().map(|deviation| deviation.assumption())
+        )
+    )]
+    pub deviate: Vec<String>,
 }
 
 /// Why the server could not run.
@@ -103,6 +114,11 @@ impl ServeArgs {
         }
         if let Some(seed) = self.deterministic {
             builder = builder.deterministic(seed);
+        }
+        for name in &self.deviate {
+            let deviation = Deviation::breaking(name)
+                .ok_or_else(|| ServeError::Usage(format!("--deviate: no deviation {name:?}")))?;
+            builder = builder.deviate(deviation);
         }
         if let Some(ms) = self.auto_advance_ms {
             builder = builder.auto_advance(Duration::from_millis(ms.max(1)));

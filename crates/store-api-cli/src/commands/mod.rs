@@ -35,6 +35,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         // Opens its own session only for --emulator; it forwards the caller's key, not one of its own.
         Command::Proxy(args) => proxy::run(args, &cli.global).await,
         Command::Webhooks(command) => webhooks::run(command, &cli.global, out),
+        // Recorded traffic needs no session: nothing is sent.
+        Command::Doctor(args) if args.cassette.is_some() => doctor::recordings(&args, out),
         // A schema needs no credentials.
         Command::Orders(OrdersCommand::Schema) => schema::print(&schema::order_request()),
         command => {

@@ -75,3 +75,134 @@ fn doctor_fails_naming_what_differs() {
         "{run:?}"
     );
 }
+
+/// A cassette of three create-order requests: a valid order, then an invalid body (a quantity of 0)
+/// reusing its external id, answered `second` (400 with a message array as the spec says, or 409).
+fn cassette(second: u16) -> String {
+    let address = serde_json::json!({"firstName": "A", "lastName": "B", "address": {
+        "streetAddress": "1 Main", "cityOrTown": "X", "stateOrProvince": "IL",
+        "zipOrPostalCode": "1", "country": "US"}});
+    let body = |quantity: u64| {
+        serde_json::json!({"externalOrderId": "cli-1", "shippingAddress": address,
+            "lineItems": [{"productVariantId": "pv_1", "quantity": quantity}]})
+    };
+    let headers = serde_json::json!({"content-type": "application/json",
+        "x-ratelimit-limit": "10", "x-ratelimit-remaining": "9", "x-ratelimit-reset": "1"});
+    let answer = if second == 409 {
+        serde_json::json!({"statusCode": 409, "error": "Conflict",
+            "message": "An order already exists with this external order ID: cli-1"})
+    } else {
+        serde_json::json!({"statusCode": 400, "error": "Bad Request",
+            "message": ["lineItems.0.quantity must not be less than 1"]})
+    };
+    let exchange = |body: serde_json::Value, status: u16, answer: serde_json::Value| {
+        serde_json::json!({
+            "request": {"method": "POST", "path": "/store-api/2026-08/stores/store_alpha/orders",
+                "headers": {"content-type": "application/json"}, "body": {"json": body}},
+            "answer": {"status": status, "headers": headers, "body": {"json": answer}}
+        })
+    };
+    let cassette = serde_json::json!({
+        "format": "store-api-cassette/1", "apiVersion": "2026-08", "customerData": "redacted",
+        "exchanges": [
+            exchange(body(1), 201, serde_json::json!({"id": "ord_1", "externalOrderId": "cli-1"})),
+            exchange(body(0), second, answer),
+        ]
+    });
+    serde_json::to_string_pretty(&cassette).unwrap()
+}
+
+#[test]
+fn doctor_cassette_checks_recordings_without_a_session_and_fails_naming_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.json");
+    std::fs::write(&clean, cassette(400)).unwrap();
+    // No credentials, no service: nothing is probed.
+    let run: crate::common::Run = crate::common::bare()
+        .args(["doctor", "--cassette", clean.to_str().unwrap()])
+        .output()
+        .unwrap()
+        .into();
+    let run = run.code(0);
+    assert!(run.stdout.contains("2 recorded exchanges"), "{run:?}");
+    assert!(
+        run.stdout
+            .lines()
+            .any(|line| line.contains("held") && line.contains("create-order-check-order")),
+        "{run:?}"
+    );
+
+    std::fs::write(dir.path().join("deviant.json"), cassette(409)).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a cassette").unwrap();
+    let env = Env::start();
+    let run = env
+        .run(&["doctor", "--cassette", dir.path().to_str().unwrap()])
+        .code(1);
+    assert!(
+        run.stderr
+            .contains("the recordings differ from the spec: create-order-check-order"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("#1 POST /store-api/2026-08/stores/store_alpha/orders"),
+        "{run:?}"
+    );
+    assert!(
+        env.emu.requests(&env.store).unwrap().is_empty(),
+        "a probe was started"
+    );
+
+    let json = env
+        .run(&[
+            "doctor",
+            "--json",
+            "--cassette",
+            dir.path().to_str().unwrap(),
+        ])
+        .code(1)
+        .json();
+    let files: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|one| one["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files[0].ends_with("clean.json") && files[1].ends_with("deviant.json"),
+        "{json}"
+    );
+    let finding = json[1]["report"]["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["id"] == "create-order-check-order")
+        .unwrap();
+    assert_eq!(finding["verdict"], "differs");
+    assert_eq!(finding["exchange"], 1);
+    assert_eq!(finding["method"], "POST");
+
+    let run = env
+        .run(&[
+            "doctor",
+            "--cassette",
+            dir.path().join("none").to_str().unwrap(),
+        ])
+        .code(2);
+    assert!(run.stderr.contains("none"), "{run:?}");
+}
+
+#[test]
+fn the_emulator_lists_its_deviations_by_assumption() {
+    let run: crate::common::Run = crate::common::bare()
+        .args(["emulator", "--help"])
+        .output()
+        .unwrap()
+        .into();
+    for deviation in Deviation::ALL {
+        assert!(
+            run.stdout.contains(deviation.assumption()),
+            "{deviation:?}: {run:?}"
+        );
+    }
+}

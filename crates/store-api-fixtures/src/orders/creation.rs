@@ -36,12 +36,8 @@ pub(crate) fn create(
         {
             return Err(into_api_error(violations));
         }
-        if let Some(external) = request.external_order_id.as_deref()
-            && store.order_by_external_id(external).is_some()
-        {
-            return Err(ApiError::Conflict(format!(
-                "An order already exists with this external order ID: {external}"
-            )));
+        if let Some(external) = request.external_order_id.as_deref() {
+            reused(store, external)?;
         }
         let resolved = checked.map_err(|violations| into_api_error(&violations))?;
         Record::new(0, build_order(&state, store, &resolved))
@@ -57,6 +53,65 @@ pub(crate) fn create(
     store.orders.insert(record);
     let event = PendingEvent::new(store_id, WebhookTopic::OrdersCreate, &order.id);
     Ok((order, event))
+}
+
+/// The 409 of an `externalOrderId` the store already has.
+fn reused(store: &StoreState, external: &str) -> Result<(), ApiError> {
+    match store.order_by_external_id(external) {
+        Some(_) => Err(ApiError::Conflict(format!(
+            "An order already exists with this external order ID: {external}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// [`Deviation::ConflictBeforeValidation`](crate::Deviation::ConflictBeforeValidation): the 409 of a
+/// reused `externalOrderId`, read from the raw body (any JSON object with a string `externalOrderId`)
+/// before the body is validated. A body that is not such an object is left to the validation.
+pub(crate) fn conflict_before_validation(
+    state: &State,
+    store_id: &str,
+    body: &[u8],
+) -> Result<(), ApiError> {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Ok(());
+    };
+    match (
+        value["externalOrderId"].as_str(),
+        state.stores.get(store_id),
+    ) {
+        (Some(external), Some(store)) => reused(store, external),
+        _ => Ok(()),
+    }
+}
+
+/// [`Deviation::EmptyIdsRefused`](crate::Deviation::EmptyIdsRefused): an empty `productVariantId`,
+/// `sku` or `catalogProductVariantId` is a validation failure (message array, every one at once),
+/// where the spec counts it as absent. Applied here, after decoding and before the shared order rules,
+/// so that the rules (and the client's pre-flight check, which runs them) stay as the spec says.
+pub(crate) fn refuse_empty_ids(request: &types::CreateOrderRequest) -> Result<(), ApiError> {
+    let mut empty = Vec::new();
+    for (index, item) in request.line_items.iter().enumerate() {
+        for (field, value) in [
+            ("productVariantId", &item.product_variant_id),
+            ("sku", &item.sku),
+            ("catalogProductVariantId", &item.catalog_product_variant_id),
+        ] {
+            if value.as_deref() == Some("") {
+                let violation = validate::Violation::new(
+                    validate::ViolationKind::EmptyString,
+                    format!("lineItems.{index}.{field}"),
+                    "",
+                );
+                empty.push(violation.message());
+            }
+        }
+    }
+    if empty.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Invalid(empty))
+    }
 }
 
 pub(super) fn into_api_error(violations: &[validate::Violation]) -> ApiError {

@@ -9,6 +9,7 @@ use store_api_raw::rule::BodyRules;
 use store_api_rules::Violation;
 use store_api_rules::decode::{self, DecodeError, Failure, Reading};
 
+use crate::deviation::{Deviation, Deviations};
 use crate::error::ApiError;
 
 /// Largest request body accepted (the seed does not show one; the spec's `x-max-body-bytes`, answered 413).
@@ -65,10 +66,25 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// for its schema first (the generated `BodyRules`), every failing field in one message array: the
 /// schema's findings, then those of `field_rules` (the validator's context-free rules) that the
 /// schema's do not already name, whenever the body still decodes.
+///
+/// With [`Deviation::NullFieldsAsAbsent`], every `null` member of an object is dropped first, so a
+/// declared field sent as `null` reads as absent (the spec's `null-fields` assumption broken on purpose).
 pub(crate) fn decode_request<T: DeserializeOwned + BodyRules>(
     bytes: &[u8],
+    deviations: Deviations,
     field_rules: impl Fn(&T) -> Vec<Violation>,
 ) -> Result<T, ApiError> {
+    let stripped;
+    let bytes = if deviations.has(Deviation::NullFieldsAsAbsent)
+        && let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(bytes)
+    {
+        drop_null_members(&mut value);
+        // Re-encoding a value just parsed cannot fail.
+        stripped = serde_json::to_vec(&value).unwrap_or_default();
+        &stripped[..]
+    } else {
+        bytes
+    };
     decode::decode_body(bytes, Reading::Service, field_rules).map_err(|error| match error {
         DecodeError::NotJson(e) => not_json(&e),
         DecodeError::Invalid(failures) => {
@@ -77,6 +93,18 @@ pub(crate) fn decode_request<T: DeserializeOwned + BodyRules>(
         // A kind of failure added later still answers 400 with its words.
         other => ApiError::BadRequest(other.to_string()),
     })
+}
+
+/// Removes every member whose value is `null` from the objects in `value`, at any depth.
+fn drop_null_members(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            fields.retain(|_, field| !field.is_null());
+            fields.values_mut().for_each(drop_null_members);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_members),
+        _ => {}
+    }
 }
 
 /// The 400 of a body that is not JSON.
@@ -128,7 +156,8 @@ mod tests {
     use store_api_rules::rule_message;
 
     fn order_messages(body: &str) -> ApiError {
-        decode_request::<CreateOrderRequest>(body.as_bytes(), |_| Vec::new()).unwrap_err()
+        decode_request::<CreateOrderRequest>(body.as_bytes(), Deviations::default(), |_| Vec::new())
+            .unwrap_err()
     }
 
     fn messages(body: &str) -> ApiError {
@@ -249,12 +278,59 @@ mod tests {
     }
 
     #[test]
+    fn with_the_null_fields_deviation_a_declared_null_reads_as_absent_and_nothing_else_changes() {
+        let address = r#""shippingAddress":{"firstName":"A","lastName":"B","address":{"streetAddress":"1 Main","cityOrTown":"X","stateOrProvince":"NY","zipOrPostalCode":"1","country":"US"}}"#;
+        let deviant = Deviations::default().with(Deviation::NullFieldsAsAbsent);
+        let decode = |body: &str, deviations| {
+            decode_request::<CreateOrderRequest>(
+                body.as_bytes(),
+                deviations,
+                store_api_rules::validate_fields,
+            )
+        };
+        let nulls = format!(
+            r#"{{"externalOrderId":null,"lineItems":[{{"sku":"S","quantity":1,"productVariantId":null}}],{address}}}"#
+        );
+        assert_eq!(
+            decode(&nulls, Deviations::default()).unwrap_err(),
+            ApiError::Invalid(vec![
+                "externalOrderId must not be null".into(),
+                "lineItems.0.productVariantId must not be null".into(),
+            ])
+        );
+        let read = decode(&nulls, deviant).unwrap();
+        assert_eq!(read.external_order_id, None);
+        assert_eq!(read.line_items[0].product_variant_id, None);
+        // A required field sent as null is missing, as it would be absent.
+        let body = format!(r#"{{"lineItems":null,{address}}}"#);
+        assert_eq!(
+            decode(&body, deviant).unwrap_err(),
+            ApiError::Invalid(vec!["lineItems should not be null or undefined".into()])
+        );
+        // Bodies without nulls read the same either way.
+        for body in [
+            format!(r#"{{"lineItems":[{{"sku":"S","quantity":0}}],{address}}}"#),
+            format!(r#"{{"externalOrderId":"","lineItems":[],{address}}}"#),
+            "{".to_owned(),
+            "[1]".to_owned(),
+        ] {
+            assert_eq!(
+                format!("{:?}", decode(&body, deviant)),
+                format!("{:?}", decode(&body, Deviations::default())),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
     fn the_validators_findings_join_the_schemas_once() {
         // A width of 0 still decodes: both the schema and the validator refuse it, and it is listed once.
         let body = r#"{"lineItems":[{"quantity":1,"isCustom":true,"decorations":[{"decorationLocation":"front","decorationMethod":"embroidery","artworkId":"a","physicalWidth":0,"physicalHeight":1}]}],"shippingAddress":{"firstName":"A","lastName":"B","address":{"streetAddress":"1","cityOrTown":"X","stateOrProvince":"ZZ","zipOrPostalCode":"1","country":"US"}}}"#;
-        let error = decode_request::<CreateOrderRequest>(body.as_bytes(), |order| {
-            store_api_rules::validate_fields(order)
-        })
+        let error = decode_request::<CreateOrderRequest>(
+            body.as_bytes(),
+            Deviations::default(),
+            store_api_rules::validate_fields,
+        )
         .unwrap_err();
         assert_eq!(
             error,

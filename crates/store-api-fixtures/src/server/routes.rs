@@ -15,6 +15,7 @@ use store_api_rules::artwork_url::check_url;
 use super::auth::StoreId;
 use super::body;
 use crate::artwork::ArtworkFetcher;
+use crate::deviation::Deviation;
 use crate::error::ApiError;
 use crate::events::emit;
 use crate::state::{ListQuery, ListSpec, Listable, Record, Shared, StoreState, filter_value};
@@ -129,7 +130,8 @@ pub(crate) async fn create_artwork(
     request_body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
-    let request: types::CreateArtworkRequest = body::decode_request(&bytes, |_| Vec::new())?;
+    let request: types::CreateArtworkRequest =
+        body::decode_request(&bytes, shared.config.deviations, |_| Vec::new())?;
     let url =
         check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
     let image = shared
@@ -221,8 +223,15 @@ pub(crate) async fn create_order(
     request_body: Body,
 ) -> Result<Response, ApiError> {
     let bytes = body::read(request_body).await?;
+    let deviations = shared.config.deviations;
+    if deviations.has(Deviation::ConflictBeforeValidation) {
+        crate::orders::conflict_before_validation(&shared.read(), &store_id, &bytes)?;
+    }
     let request: types::CreateOrderRequest =
-        body::decode_request(&bytes, store_api_rules::validate_fields)?;
+        body::decode_request(&bytes, deviations, store_api_rules::validate_fields)?;
+    if deviations.has(Deviation::EmptyIdsRefused) {
+        crate::orders::refuse_empty_ids(&request)?;
+    }
     let (order, event) = crate::orders::create(shared.write_turn(), &store_id, request)?;
     emit(&shared, vec![event]);
     Ok(json(

@@ -10,6 +10,8 @@ mod artworks;
 mod auth;
 /// The `store-api-emulator` binary.
 mod binary;
+/// The deviations that only requests with bodies show: each changes exactly the answers it is about.
+mod deviations;
 /// Faults on demand: every kind over the control API and in process.
 mod faults;
 /// The order lifecycle driven by the control endpoints, and auto-advance.
