@@ -34,6 +34,7 @@ pub const CRATES: &[&str] = &[
     "store-api-webhooks",
     "store-api-redis",
     "store-api-fixtures",
+    "store-api-cassette",
 ];
 
 /// Name of every value, field, topic and operation the step adds (so they are easy to spot in a diff).
