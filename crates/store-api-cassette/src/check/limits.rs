@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use store_api_raw::contract::{RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND};
+use store_api_raw::contract::RATE_LIMIT_BURST;
+use store_api_raw::conventions::reset_reading;
 
 use super::exchange::{Message, Seen};
 use super::report::{Facts, Statement};
@@ -54,7 +55,6 @@ pub(crate) fn check(all: &[Seen<'_>], facts: &mut Facts) {
         .collect();
     // The remaining tokens of each store's last answer that carried them.
     let mut remaining: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
-    let per_second = u64::from(RATE_LIMIT_PER_SECOND.max(1));
     for seen in all {
         let at = seen.at();
         let status = seen.status();
@@ -86,30 +86,7 @@ pub(crate) fn check(all: &[Seen<'_>], facts: &mut Facts) {
                     ))
                 },
             );
-            // The seconds until the bucket is full: the missing tokens at the refill rate, rounded up,
-            // give or take a second for a token refilled between the two readings.
-            let missing = limit.saturating_sub(left);
-            let most = missing.div_ceil(per_second) + 1;
-            facts.judge(
-                "rate-limit-reset",
-                &at,
-                if reset <= most {
-                    Ok(format!("X-RateLimit-Reset {reset} with {missing} of {limit} tokens spent"))
-                } else {
-                    let looks = if reset > 1_000_000_000_000 {
-                        ": it looks like a Unix time in milliseconds"
-                    } else if reset > 1_000_000_000 {
-                        ": it looks like a Unix time in seconds"
-                    } else if reset > most * 100 {
-                        ": it looks like milliseconds"
-                    } else {
-                        ""
-                    };
-                    Err(format!(
-                        "X-RateLimit-Reset {reset} with {missing} of {limit} tokens spent (the bucket fills again within {most} s){looks}"
-                    ))
-                },
-            );
+            facts.judge("rate-limit-reset", &at, reset_reading(limit, left, reset));
         }
         if status == 401
             && let Some(store) = seen.store.as_deref()

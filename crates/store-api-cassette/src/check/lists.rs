@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 use store_api_raw::contract::{LIST_ORDERS, LIST_PRODUCTS, PAGE_NUMBER, PAGE_SIZE};
+use store_api_raw::conventions::list_envelope;
 use store_api_raw::open::{
     DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus,
 };
@@ -36,46 +37,12 @@ struct Page<'a> {
 
 fn page<'a>(seen: &Seen<'a>) -> Result<Page<'a>, String> {
     let json = seen.answer_json().ok_or("not JSON")?;
-    let number = |key: &str| json[key].as_u64().ok_or_else(|| format!("no {key}"));
-    let items: &[Value] = match &json["items"] {
-        // Empty fields may be omitted.
-        Value::Null => &[],
-        Value::Array(items) => items,
-        _ => return Err("items is not a list".to_owned()),
-    };
-    let (total, start, end, pages) = (
-        number("totalItems")?,
-        number("startItem")?,
-        number("endItem")?,
-        number("totalPages")?,
-    );
-    let query = &json["query"];
-    let (Some(page), Some(limit)) = (query["page"].as_u64(), query["limit"].as_u64()) else {
-        return Err(format!("the query echoed {query}"));
-    };
-    if !query["sort"]["createdAt"].is_string() {
-        return Err(format!(
-            "the echoed sort has no createdAt: {}",
-            query["sort"]
-        ));
-    }
-    let count = items.len() as u64;
-    let skip = page.saturating_sub(1).saturating_mul(limit);
-    let expected = if count == 0 {
-        (0, 0)
-    } else {
-        (skip + 1, skip + count)
-    };
-    if page == 0 || limit == 0 || (start, end) != expected || pages != total.div_ceil(limit) {
-        return Err(format!(
-            "startItem {start}, endItem {end}, totalPages {pages} for {count} items of {total} on page {page} of {limit}"
-        ));
-    }
+    let envelope = list_envelope(json)?;
     Ok(Page {
-        items,
-        total,
-        page,
-        limit,
+        items: envelope.items,
+        total: envelope.total,
+        page: envelope.page,
+        limit: envelope.limit,
         json,
     })
 }

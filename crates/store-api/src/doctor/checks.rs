@@ -10,8 +10,8 @@ use serde_json::Value;
 use store_api_raw::contract::{
     API_VERSION, GET_ARTWORK, GET_CATALOG_PRODUCT, GET_ORDER, GET_PRODUCT, GET_STATUS, LIST_ORDERS,
     LIST_PRODUCTS, Operation, PAGE_SIZE, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, RATE_LIMIT_BURST,
-    RATE_LIMIT_PER_SECOND,
 };
+use store_api_raw::conventions::{list_envelope, reset_reading};
 use store_api_raw::types::{OrderList, ProductList};
 
 use super::finding::{Finding, Report, Verdict, assumption_findings};
@@ -529,7 +529,6 @@ impl Probe<'_> {
 /// missing (limit − remaining) at the spec's refill rate, in whole seconds rounded up, give or take a
 /// second for a token refilled between the two readings.
 fn reset_verdict(answers: &[Bucket]) -> Verdict {
-    let per_second = u64::from(RATE_LIMIT_PER_SECOND.max(1));
     let mut checked = 0;
     let mut largest = 0;
     for bucket in answers {
@@ -538,21 +537,8 @@ fn reset_verdict(answers: &[Bucket]) -> Verdict {
         else {
             continue;
         };
-        let missing = limit.saturating_sub(remaining);
-        let most = missing.div_ceil(per_second) + 1;
-        if reset > most {
-            let looks = if reset > 1_000_000_000_000 {
-                ": it looks like a Unix time in milliseconds"
-            } else if reset > 1_000_000_000 {
-                ": it looks like a Unix time in seconds"
-            } else if reset > most * 100 {
-                ": it looks like milliseconds"
-            } else {
-                ""
-            };
-            return Verdict::differs(format!(
-                "X-RateLimit-Reset {reset} with {missing} of {limit} tokens spent (the bucket fills again within {most} s){looks}"
-            ));
+        if let Err(seen) = reset_reading(limit, remaining, reset) {
+            return Verdict::differs(seen);
         }
         checked += 1;
         largest = largest.max(reset);
@@ -626,44 +612,14 @@ fn page_of(answer: &Answer, page: u64, limit: u64) -> Result<ListPage, String> {
         return Err(answer.describe());
     }
     let json = answer.json().ok_or("not JSON")?;
-    let number = |key: &str| json[key].as_u64().ok_or_else(|| format!("no {key}"));
-    let count = match &json["items"] {
-        // Empty fields are omitted.
-        Value::Null => 0,
-        Value::Array(items) => items.len() as u64,
-        _ => return Err("items is not a list".to_owned()),
-    };
-    let (total, start, end, pages) = (
-        number("totalItems")?,
-        number("startItem")?,
-        number("endItem")?,
-        number("totalPages")?,
-    );
-    let query = &json["query"];
-    if query["page"].as_u64() != Some(page) || query["limit"].as_u64() != Some(limit) {
-        return Err(format!("query echoed {query}"));
-    }
-    if !query["sort"]["createdAt"].is_string() {
-        return Err(format!(
-            "the echoed sort has no createdAt: {}",
-            query["sort"]
-        ));
-    }
-    let skip = (page - 1) * limit;
-    let (expected_start, expected_end) = if count == 0 {
-        (0, 0)
-    } else {
-        (skip + 1, skip + count)
-    };
-    if (start, end) != (expected_start, expected_end) || pages != total.div_ceil(limit) {
-        return Err(format!(
-            "startItem {start}, endItem {end}, totalPages {pages} for {count} items of {total} on page {page} of {limit}"
-        ));
+    let envelope = list_envelope(&json)?;
+    if (envelope.page, envelope.limit) != (page, limit) {
+        return Err(format!("query echoed {}", json["query"]));
     }
     Ok(ListPage {
-        total,
-        pages,
-        count,
+        total: envelope.total,
+        pages: envelope.pages,
+        count: envelope.items.len() as u64,
     })
 }
 
