@@ -35,6 +35,6 @@ pub use logs::{Delivery, LOG_CAP, LOG_PATH_BYTES, LOG_RETENTION, RequestRecord};
 pub use orders::AppAction;
 pub use remote::{RemoteEmulator, RemoteError};
 pub use seed::Seed;
-pub use serve::{ServeArgs, ServeError};
+pub use serve::{ServeArgs, ServeError, stop_signal};
 pub use server::{API_PREFIX, MAX_BODY_BYTES};
 pub use state::DEFAULT_IMAGE_BYTES_CAP;

@@ -138,7 +138,7 @@ impl ServeArgs {
             );
         }
         // Listening for SIGTERM before saying ready: a supervisor may send it the moment it reads the line.
-        let stopped = stopped();
+        let stopped = stop_signal();
         println!("store-api-emulator listening on {}", emulator.origin());
         stopped.await;
         emulator.shutdown().await;
@@ -147,8 +147,10 @@ impl ServeArgs {
 }
 
 /// Waits for Ctrl-C or, on Unix, SIGTERM (what `kill`, systemd and container runtimes send). On Unix
-/// both handlers are installed when this is called, not when the future is first polled.
-fn stopped() -> impl Future<Output = ()> {
+/// both handlers are installed when this is called, not when the future is first polled, so a signal
+/// that arrives in between is not lost. What the emulator's server stops on; public so that a server
+/// standing beside it (the CLI's `proxy`) stops on the same signals.
+pub fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

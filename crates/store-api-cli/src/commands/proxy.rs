@@ -161,7 +161,7 @@ async fn serve(listen: SocketAddr, mode: Mode) -> Result<(), CliError> {
         .fallback(handle)
         .with_state(Arc::clone(&proxy));
     // Listening for SIGTERM before saying ready: a supervisor may send it the moment it reads the line.
-    let stopped = stopped();
+    let stopped = store_api_fixtures::stop_signal();
     println!("store-api proxy {what}, listening on http://{addr}");
     flush_stdout();
     let served = axum::serve(listener, app)
@@ -578,35 +578,6 @@ fn cassette_name_is_safe(name: &str) -> bool {
 
 fn cassette_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.json"))
-}
-
-/// Waits for Ctrl-C or, on Unix, SIGTERM; both handlers are installed when this is called.
-fn stopped() -> impl Future<Output = ()> + Send + 'static {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let handlers = signal(SignalKind::terminate()).and_then(|term| {
-            let interrupt = signal(SignalKind::interrupt())?;
-            Ok((term, interrupt))
-        });
-        async move {
-            match handlers {
-                Ok((mut term, mut interrupt)) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = interrupt.recv() => {}
-                    }
-                }
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 #[cfg(test)]
