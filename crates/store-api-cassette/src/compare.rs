@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use reqwest::Method;
+use serde::Serialize;
 use serde_json::Value;
 use store_api_raw::contract::{Operation, VERSION_PREFIX, operation_at};
 
@@ -53,7 +54,8 @@ const INTEGER_HEADERS: &[&str] = &[
 ];
 
 /// What [`compare`] found, one entry per exchange of the cassette, in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Comparison {
     /// One entry per exchange.
@@ -80,7 +82,7 @@ impl Comparison {
 }
 
 /// One exchange compared.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Compared {
     /// Its index in the cassette, from 0.
@@ -94,11 +96,13 @@ pub struct Compared {
     /// The target's status, when it answered.
     pub target: Option<u16>,
     /// The verdict.
+    #[serde(flatten)]
     pub outcome: Outcome,
 }
 
-/// The verdict on one exchange.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The verdict on one exchange (in JSON: `{"outcome": "differs", "what": [..]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Outcome {
     /// The target answered as recorded, in everything the spec fixes.
