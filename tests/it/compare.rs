@@ -323,7 +323,9 @@ async fn a_recording_with_a_deviation_differs_only_where_the_deviation_shows() {
 
 #[tokio::test]
 async fn a_past_end_page_without_totals_is_a_value_and_not_reported() {
-    // The totals are values (counts that depend on state): the recordings check sees this one.
+    // The totals are values (counts that depend on state): with no earlier page of the same
+    // collection (the same filters) on which the two sides agreed, they are not compared. The
+    // recordings check sees this one; `recordings.rs` shows compare seeing it after a first page.
     let recorded = emulator(false, Some(Deviation::PastEndPageWithoutTotals)).await;
     let mut session = Session::new();
     let marks = broad_session(&recorded, &mut session, || ()).await;

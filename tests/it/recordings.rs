@@ -1,16 +1,22 @@
 //! Issue 31: the recordings as a check of the spec. One scripted session recorded against the
 //! deterministic emulator, clean and with each deviation on (old and new): the check reports the
 //! clean cassette as held or not seen throughout, and each deviant cassette as differing in exactly
-//! the assumption its switch breaks.
+//! the assumption its switch breaks; the same cassettes replayed against a default emulator of the
+//! same seed (`store_api_cassette::compare_refused`) differ at the exchanges the check names, and
+//! nowhere else.
 
-use store_api::RateLimiter;
-use store_api_cassette::{RecordOptions, Verdict, check};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use store_api::{Client, RateLimiter, RetryPolicy};
+use store_api_cassette::{Outcome, RecordOptions, Verdict, check, compare_refused};
 use store_api_fixtures::artwork::FakeResource;
 use store_api_fixtures::{Deviation, Emulator};
 use store_api_tests::recorded_session::{
-    ARTWORK_URL, record_session, record_session_on, record_session_with, session_emulator,
+    ARTWORK_URL, WRONG_KEY, record_session, record_session_on, record_session_with,
+    session_emulator,
 };
-use store_api_tests::{ALPHA, PNG_1X1, key_of};
+use store_api_tests::{ALPHA, PNG_1X1, builder_at, key_of};
 
 #[tokio::test]
 async fn the_recordings_check_reports_each_deviation_as_exactly_the_assumption_it_breaks() {
@@ -103,6 +109,102 @@ async fn a_session_under_the_real_rate_limit_is_held_or_not_seen() {
         seen.starts_with(&format!("{} exchanges", cassette.exchanges.len())),
         "{seen}"
     );
+}
+
+/// A client of store_alpha on `emu` with `key` that sends each request once (a replay must not send
+/// one the recording did not) and is not held back by its own limiter.
+fn replaying(emu: &Emulator, key: &str) -> Client {
+    builder_at(&emu.base_url(), ALPHA, key)
+        .retry_policy(RetryPolicy::never())
+        .submit_retry_policy(RetryPolicy::never())
+        .max_rate_limit_pause(Duration::ZERO)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn each_deviant_recording_differs_from_the_default_emulator_where_the_check_says_and_nowhere_else()
+ {
+    let clean = record_session(None).await;
+    // The exchange whose request body was over the size the cassette keeps: it cannot be sent again.
+    let unkept: BTreeSet<usize> = clean
+        .exchanges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            matches!(
+                e.request.body,
+                Some(store_api_cassette::RecordedBody::Omitted { .. })
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(unkept.len(), 1, "the session sends one body over 1 MiB");
+
+    let mut sessions = vec![(None, clean)];
+    for deviation in Deviation::ALL {
+        sessions.push((Some(*deviation), record_session(Some(*deviation)).await));
+    }
+    for (deviation, cassette) in sessions {
+        let fresh = session_emulator(None).await;
+        let comparison = compare_refused(
+            &cassette,
+            &replaying(&fresh, &key_of(&fresh, ALPHA)),
+            &replaying(&fresh, WRONG_KEY),
+        )
+        .await;
+        assert_eq!(comparison.exchanges.len(), cassette.exchanges.len());
+        // Not comparable: only the body the cassette did not keep (the wrong key's 401 is sent with
+        // a key the target refuses too).
+        let not_comparable: BTreeSet<usize> = comparison
+            .exchanges
+            .iter()
+            .filter(|e| matches!(e.outcome, Outcome::NotComparable { .. }))
+            .map(|e| e.exchange)
+            .collect();
+        assert_eq!(not_comparable, unkept, "{deviation:?}: {comparison}");
+        let differing: BTreeSet<usize> = comparison.differing().into_iter().collect();
+        let Some(deviation) = deviation else {
+            assert!(differing.is_empty(), "clean: {comparison}");
+            continue;
+        };
+        let report = check(&cassette);
+        let Some(Verdict::Differs { exchange, .. }) = report
+            .assumption(deviation.assumption())
+            .map(|f| &f.verdict)
+        else {
+            panic!("{deviation:?}:\n{report}");
+        };
+        let expected: BTreeSet<usize> = match deviation {
+            // Every answer carries the reset: every exchange sent shows it (the check names the
+            // first), the first of them the check's.
+            Deviation::ResetAsUnixTime => (0..cassette.exchanges.len())
+                .filter(|i| !unkept.contains(i))
+                .collect(),
+            _ => BTreeSet::from([*exchange]),
+        };
+        assert!(expected.contains(exchange), "{deviation:?}");
+        assert_eq!(differing, expected, "{deviation:?}: {comparison}");
+        let says = match deviation {
+            Deviation::ResetAsUnixTime => "in the recording only: header x-ratelimit-reset is",
+            Deviation::NoRateLimitHeadersOn401 => {
+                "header x-ratelimit-limit: sent by the target, not recorded"
+            }
+            Deviation::PastEndPageWithoutTotals => {
+                "the list's totalItems: 0 recorded, 10 from the target, where both answered totalItems 10 for the same collection at #2"
+            }
+            Deviation::LimitBelowMinimumDefaulted => "status 200 recorded, 400 from the target",
+            Deviation::NullFieldsAsAbsent => "status 201 recorded, 400 from the target",
+            Deviation::ConflictBeforeValidation => "status 409 recorded, 400 from the target",
+            Deviation::EmptyIdsRefused => "status 400 recorded, 201 from the target",
+            other => panic!("a deviation this test does not know: {other:?}"),
+        };
+        assert!(
+            matches!(&comparison.exchanges[*exchange].outcome,
+                Outcome::Differs { what } if what.iter().any(|w| w.starts_with(says))),
+            "{deviation:?}: {comparison}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -26,7 +26,7 @@ pub const SESSION_SEED: u64 = 31;
 pub const ARTWORK_URL: &str = "https://art.example.test/recorded.png";
 
 /// A key of the right shape that no store has.
-const WRONG_KEY: &str = "csk_00000000000000000000000000000000";
+pub const WRONG_KEY: &str = "csk_00000000000000000000000000000000";
 
 /// The emulator a session is recorded against: deterministic ([`SESSION_SEED`]), no rate limit (so
 /// no answer depends on timing; the headers are still sent), artwork from fake hosts only, and

@@ -3,7 +3,20 @@
 //! status, the headers that matter (present or not, their format, the burst in `X-RateLimit-Limit`),
 //! the body's fields and their JSON types at any depth (error envelopes and the `message` string or
 //! list included), and the list envelope's echo of the query. Values that differ between two runs of
-//! the same requests (ids, timestamps, costs, counts: any string, number or boolean) are not reported.
+//! the same requests (ids, timestamps, costs, counts: any string, number or boolean) are not reported,
+//! with two exceptions that the spec or the two states fix:
+//!
+//! - a rate-limit header whose value is within the spec's bound on one side and not on the other
+//!   (`X-RateLimit-Reset` counts at most the seconds the spec's bucket needs to refill,
+//!   `X-RateLimit-Remaining` at most `X-RateLimit-Limit`; the bound is
+//!   [`conformance`](crate::conformance)'s);
+//! - a list's totals (`totalItems`, `totalPages`), once the two sides answered an earlier page of the
+//!   same collection (the same path and filters; the page, its size and the sort aside) with the same
+//!   `totalItems`: the two states agree on that collection, so a later page must report the same
+//!   totals. A write answered with different statuses on the two sides forgets every such agreement
+//!   (the states have parted); so does nothing else, so a recording of a service that others wrote to
+//!   between two pages can show a difference there.
+//!
 //! An answer that depends on state the target lacks (a 404 for an id it never had, a 409 for an
 //! external id it never saw, a rate limit on one side only) is reported as not comparable.
 //!
@@ -15,10 +28,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use reqwest::Method;
+use serde::Serialize;
 use serde_json::Value;
 use store_api_raw::contract::{Operation, VERSION_PREFIX, operation_at};
 
-use crate::conformance::media_type;
+use crate::conformance::{media_type, out_of_bounds};
 use crate::format::{Cassette, Exchange, RecordedBody};
 
 /// Headers compared by presence and format (values vary between runs, but for the burst).
@@ -40,7 +54,8 @@ const INTEGER_HEADERS: &[&str] = &[
 ];
 
 /// What [`compare`] found, one entry per exchange of the cassette, in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Comparison {
     /// One entry per exchange.
@@ -67,7 +82,7 @@ impl Comparison {
 }
 
 /// One exchange compared.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Compared {
     /// Its index in the cassette, from 0.
@@ -81,11 +96,13 @@ pub struct Compared {
     /// The target's status, when it answered.
     pub target: Option<u16>,
     /// The verdict.
+    #[serde(flatten)]
     pub outcome: Outcome,
 }
 
-/// The verdict on one exchange.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The verdict on one exchange (in JSON: `{"outcome": "differs", "what": [..]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Outcome {
     /// The target answered as recorded, in everything the spec fixes.
@@ -115,11 +132,39 @@ pub enum Outcome {
 /// is sent as JSON (`Content-Type: application/json`, as the client sends every body) whatever the
 /// recording's `Content-Type` was, and one the cassette did not keep (over its size limit) is not
 /// sent: that exchange is not comparable.
+///
+/// A recorded 401 is sent with the client's key, which the target accepts: not comparable. To
+/// compare it, use [`compare_refused`].
 pub async fn compare(cassette: &Cassette, client: &store_api::Client) -> Comparison {
+    run(cassette, client, None).await
+}
+
+/// [`compare`], with the exchanges whose recorded answer is a 401 sent through `refused`: a client of
+/// the same service and store (built as `client` is, with no retries) whose key the target refuses.
+/// The recording's key is not kept, but the recorded 401 says it was refused; a refused key on the
+/// target asks the same question (what a 401 for a known store carries).
+pub async fn compare_refused(
+    cassette: &Cassette,
+    client: &store_api::Client,
+    refused: &store_api::Client,
+) -> Comparison {
+    run(cassette, client, Some(refused)).await
+}
+
+async fn run(
+    cassette: &Cassette,
+    client: &store_api::Client,
+    refused: Option<&store_api::Client>,
+) -> Comparison {
     let mut ids = Ids::default();
+    let mut lists = Lists::default();
     let mut report = Comparison::default();
     for (index, exchange) in cassette.exchanges.iter().enumerate() {
-        let (target, outcome) = compare_one(exchange, client, &mut ids).await;
+        let client = match refused {
+            Some(refused) if exchange.answer.status == 401 => refused,
+            _ => client,
+        };
+        let (target, outcome) = compare_one(index, exchange, client, &mut ids, &mut lists).await;
         let request = &exchange.request;
         report.exchanges.push(Compared {
             exchange: index,
@@ -144,9 +189,11 @@ struct Answer {
 }
 
 async fn compare_one(
+    index: usize,
     exchange: &Exchange,
     client: &store_api::Client,
     ids: &mut Ids,
+    lists: &mut Lists,
 ) -> (Option<u16>, Outcome) {
     let request = &exchange.request;
     let not_comparable = |why: String| (None, Outcome::NotComparable { why });
@@ -174,6 +221,7 @@ async fn compare_one(
         target.push('?');
         target.push_str(&ids.in_query(query));
     }
+    let collection = Lists::collection(&request.method, &target);
     let mut sent = client.request(method, &target);
     if let Some(body) = body {
         sent = sent.json_body(body);
@@ -207,13 +255,22 @@ async fn compare_one(
     let operation = operation_at(&request.method, &request.path);
     ids.learn(exchange, &answer);
     let outcome = if answer.status == exchange.answer.status {
-        let what = differences(exchange, &answer);
+        let mut what = differences(exchange, &answer);
+        if let (Some(collection), Some(Ok(target))) = (&collection, &answer.body)
+            && let Some(RecordedBody::Json(recorded)) = &exchange.answer.body
+        {
+            lists.totals(index, collection, recorded, target, &mut what);
+        }
         if what.is_empty() {
             Outcome::Same
         } else {
             Outcome::Differs { what }
         }
     } else {
+        if request.method != "GET" {
+            // The write changed one state and not the other (or both, otherwise).
+            lists.agreed.clear();
+        }
         match state_dependent(exchange, &answer, operation) {
             Some(why) => Outcome::NotComparable { why },
             None => Outcome::Differs {
@@ -359,6 +416,92 @@ fn compare_headers(
                         what.push(format!("header {name}: {a} recorded, {b} from the target"));
                     }
                 }
+            }
+        }
+    }
+    // Values vary, but the spec bounds some: within the bound on one side only is a difference.
+    let (ours, theirs) = (out_of_bounds(recorded), out_of_bounds(target));
+    for finding in &ours {
+        if !theirs.iter().any(|t| same_header(t, finding)) {
+            what.push(format!("in the recording only: {finding}"));
+        }
+    }
+    for finding in &theirs {
+        if !ours.iter().any(|o| same_header(o, finding)) {
+            what.push(format!("in the target's answer only: {finding}"));
+        }
+    }
+}
+
+/// Whether two findings of [`out_of_bounds`] are about the same header.
+fn same_header(a: &crate::conformance::Undeclared, b: &crate::conformance::Undeclared) -> bool {
+    use crate::conformance::Undeclared::HeaderFormat;
+    matches!((a, b), (HeaderFormat { name: x, .. }, HeaderFormat { name: y, .. }) if x == y)
+}
+
+/// The collections whose `totalItems` the recording and the target agreed on: the collection (see
+/// [`Lists::collection`]) and the exchange where they did.
+#[derive(Debug, Default)]
+struct Lists {
+    agreed: BTreeMap<String, (usize, Value)>,
+}
+
+impl Lists {
+    /// A `GET`'s collection: its path and its query without the page, the page size and the sort,
+    /// which do not change the totals.
+    fn collection(method: &str, target: &str) -> Option<String> {
+        if method != "GET" {
+            return None;
+        }
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let mut filters: Vec<&str> = query
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+            .filter(|pair| {
+                let key = pair.split_once('=').map_or(*pair, |(key, _)| key);
+                key != "page" && key != "limit" && !key.starts_with("sort")
+            })
+            .collect();
+        filters.sort_unstable();
+        Some(format!("{path}?{}", filters.join("&")))
+    }
+
+    /// Compares the totals of a list answered on both sides, when an earlier page of the same
+    /// collection showed the two states agree on it; then remembers whether they agree now.
+    fn totals(
+        &mut self,
+        index: usize,
+        collection: &str,
+        recorded: &Value,
+        target: &Value,
+        what: &mut Vec<String>,
+    ) {
+        // A list envelope (a page past the end may have no `items`, it always has its totals).
+        let is_list = |v: &Value| v.get("totalItems").is_some();
+        if !is_list(recorded) || !is_list(target) {
+            return;
+        }
+        let (ours, theirs) = (recorded.get("totalItems"), target.get("totalItems"));
+        if let Some((at, total)) = self.agreed.get(collection) {
+            for field in ["totalItems", "totalPages"] {
+                let (a, b) = (recorded.get(field), target.get(field));
+                if let (Some(a), Some(b)) = (a, b)
+                    && a != b
+                {
+                    what.push(format!(
+                        "the list's {field}: {a} recorded, {b} from the target, where both \
+                         answered totalItems {total} for the same collection at #{at}"
+                    ));
+                }
+            }
+        }
+        match (ours, theirs) {
+            (Some(a), Some(b)) if a == b => {
+                self.agreed
+                    .insert(collection.to_owned(), (index, a.clone()));
+            }
+            _ => {
+                self.agreed.remove(collection);
             }
         }
     }
@@ -761,6 +904,117 @@ mod tests {
             json!({"statusCode": 400, "message": ["quantity must be at least 1"]}),
         );
         assert_eq!(state_dependent(&created, &invalid, orders), None);
+    }
+
+    #[test]
+    fn a_header_within_the_specs_bound_on_one_side_only_differs() {
+        let with = |reset: &str, remaining: &str| {
+            [
+                ("x-ratelimit-limit", "10"),
+                ("x-ratelimit-remaining", remaining),
+                ("x-ratelimit-reset", reset),
+            ]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect::<BTreeMap<String, String>>()
+        };
+        let mut what = Vec::new();
+        // Values vary within the bounds: not reported.
+        compare_headers(&with("0", "9"), &with("5", "0"), &mut what);
+        assert_eq!(what, Vec::<String>::new());
+        // A Unix time in the recording, seconds from the target.
+        compare_headers(&with("1785542400", "9"), &with("1", "9"), &mut what);
+        assert_eq!(
+            what,
+            [
+                "in the recording only: header x-ratelimit-reset is \"1785542400\", the spec declares the seconds until the bucket is full again, at most 5 (a burst of 10 at 2 a second)"
+            ]
+        );
+        what.clear();
+        compare_headers(&with("1", "9"), &with("1", "12"), &mut what);
+        assert_eq!(
+            what,
+            [
+                "in the target's answer only: header x-ratelimit-remaining is \"12\", the spec declares at most X-RateLimit-Limit (10)"
+            ]
+        );
+        // Out of bounds on both sides: the same, as far as the spec goes.
+        what.clear();
+        compare_headers(&with("99999", "9"), &with("88888", "9"), &mut what);
+        assert_eq!(what, Vec::<String>::new());
+    }
+
+    #[test]
+    fn totals_are_compared_once_an_earlier_page_of_the_collection_agreed() {
+        let page =
+            |total: u64| json!({"items": [], "totalItems": total, "totalPages": total.div_ceil(2)});
+        let products = "/store-api/2026-08/stores/s1/products";
+        let collection =
+            |query: &str| Lists::collection("GET", &format!("{products}?{query}")).unwrap();
+        assert_eq!(
+            collection("limit=2&page=1"),
+            collection("page=7&limit=2&sort[name]=asc")
+        );
+        assert_ne!(
+            collection("limit=2"),
+            collection("filter[status]=active&limit=2")
+        );
+        assert_eq!(Lists::collection("POST", products), None);
+
+        let mut lists = Lists::default();
+        let mut what = Vec::new();
+        // The first page: totals are state, never compared on their own.
+        lists.totals(
+            2,
+            &collection("limit=2&page=1"),
+            &page(10),
+            &page(10),
+            &mut what,
+        );
+        lists.totals(
+            3,
+            &collection("filter[status]=draft"),
+            &page(0),
+            &page(4),
+            &mut what,
+        );
+        assert_eq!(what, Vec::<String>::new());
+        // A later page of the collection they agreed on: its totals must agree too.
+        lists.totals(
+            4,
+            &collection("limit=2&page=7"),
+            &page(0),
+            &page(10),
+            &mut what,
+        );
+        assert_eq!(
+            what,
+            [
+                "the list's totalItems: 0 recorded, 10 from the target, where both answered totalItems 10 for the same collection at #2",
+                "the list's totalPages: 0 recorded, 5 from the target, where both answered totalItems 10 for the same collection at #2",
+            ]
+        );
+        // Where they did not agree, later pages stay unreported.
+        what.clear();
+        lists.totals(
+            5,
+            &collection("filter[status]=draft&page=2"),
+            &page(0),
+            &page(4),
+            &mut what,
+        );
+        assert_eq!(what, Vec::<String>::new());
+        // Agreement forgotten: nothing reported.
+        lists.totals(6, &collection("limit=5"), &page(10), &page(10), &mut what);
+        lists.agreed.clear();
+        lists.totals(
+            7,
+            &collection("limit=5&page=3"),
+            &page(0),
+            &page(10),
+            &mut what,
+        );
+        assert_eq!(what, Vec::<String>::new());
     }
 
     #[test]

@@ -26,7 +26,8 @@ use std::fmt;
 
 use serde_json::Value;
 use store_api_raw::contract::{
-    ObjectShape, ResponseShape, Shape, operation_at, responses as declared_responses,
+    ObjectShape, RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, ResponseShape, Shape, operation_at,
+    responses as declared_responses,
 };
 
 use crate::format::{Cassette, Exchange, RecordedBody};
@@ -281,6 +282,51 @@ fn check_headers(
             });
         }
     }
+    sink.findings.extend(out_of_bounds(headers));
+}
+
+/// The most seconds `X-RateLimit-Reset` can count: the time the spec's bucket needs to refill from
+/// empty, its burst over the tokens it regains a second, rounded up
+/// ([`RATE_LIMIT_BURST`] ÷ [`RATE_LIMIT_PER_SECOND`]). A larger value is not a count of seconds (a
+/// Unix time, milliseconds).
+pub(crate) const RESET_MAX_SECONDS: u64 =
+    (RATE_LIMIT_BURST as u64).div_ceil(RATE_LIMIT_PER_SECOND as u64);
+
+/// The rate-limit headers of `headers` whose integer value is past the bound the spec sets:
+/// `X-RateLimit-Reset` over [`RESET_MAX_SECONDS`], `X-RateLimit-Remaining` over `X-RateLimit-Limit`.
+/// A header that is absent or not a non-negative integer is not judged here (its format is).
+pub(crate) fn out_of_bounds(headers: &BTreeMap<String, String>) -> Vec<Undeclared> {
+    let integer = |name: &str| {
+        headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .and_then(|(_, value)| Some((value.trim().parse::<u64>().ok()?, value.clone())))
+    };
+    let mut out = Vec::new();
+    if let Some((reset, value)) = integer("x-ratelimit-reset")
+        && reset > RESET_MAX_SECONDS
+    {
+        out.push(Undeclared::HeaderFormat {
+            name: "x-ratelimit-reset".to_owned(),
+            value,
+            expected: format!(
+                "the seconds until the bucket is full again, at most {RESET_MAX_SECONDS} \
+                 (a burst of {RATE_LIMIT_BURST} at {RATE_LIMIT_PER_SECOND} a second)"
+            ),
+        });
+    }
+    if let (Some((remaining, value)), Some((limit, _))) = (
+        integer("x-ratelimit-remaining"),
+        integer("x-ratelimit-limit"),
+    ) && remaining > limit
+    {
+        out.push(Undeclared::HeaderFormat {
+            name: "x-ratelimit-remaining".to_owned(),
+            value,
+            expected: format!("at most X-RateLimit-Limit ({limit})"),
+        });
+    }
+    out
 }
 
 /// The JSON type of a value, as the findings name it.
@@ -693,6 +739,30 @@ mod tests {
             only_finding(&cassette(200, negative, page())),
             Undeclared::HeaderFormat { name, .. } if name == "x-ratelimit-reset"
         ));
+        // The bounds: a reset past the bucket's refill time (a Unix time), more remaining than the burst.
+        let mut unix = headers();
+        unix.insert("x-ratelimit-reset".into(), "1785542400".into());
+        assert_eq!(
+            only_finding(&cassette(200, unix, page())),
+            Undeclared::HeaderFormat {
+                name: "x-ratelimit-reset".into(),
+                value: "1785542400".into(),
+                expected: "the seconds until the bucket is full again, at most 5 (a burst of 10 at 2 a second)".into()
+            }
+        );
+        let mut full = headers();
+        full.insert("x-ratelimit-reset".into(), RESET_MAX_SECONDS.to_string());
+        assert!(conformance(&cassette(200, full, page())).conforms());
+        let mut over = headers();
+        over.insert("x-ratelimit-remaining".into(), "11".into());
+        assert_eq!(
+            only_finding(&cassette(200, over, page())),
+            Undeclared::HeaderFormat {
+                name: "x-ratelimit-remaining".into(),
+                value: "11".into(),
+                expected: "at most X-RateLimit-Limit (10)".into()
+            }
+        );
         let mut limited = headers();
         limited.insert("retry-after".into(), "1.5".into());
         let body = json!({"statusCode": 429, "message": "Too Many Requests"});

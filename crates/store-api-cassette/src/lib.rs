@@ -12,7 +12,7 @@ mod redact;
 mod replay;
 
 pub use check::{Finding, RecordingsReport, Verdict, check};
-pub use compare::{Compared, Comparison, Outcome, compare};
+pub use compare::{Compared, Comparison, Outcome, compare, compare_refused};
 pub use conformance::{Conformance, Nonconformity, Undeclared, conformance};
 pub use format::{
     Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,

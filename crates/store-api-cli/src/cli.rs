@@ -44,7 +44,8 @@ pub enum Command {
     /// Check the spec's statements and assumptions against the service, read-only: a bounded number
     /// of GETs with the session's key, under the rate limit; prints per fact held, differs (with what
     /// was seen) or not checked, and exits with 1 when something differs. With --cassette, checks
-    /// recorded traffic instead and sends nothing.
+    /// recorded traffic instead and sends nothing; with --compare too, sends the recorded requests
+    /// again and compares the answers with the recorded ones.
     Doctor(DoctorArgs),
     /// Browse the printable blanks available to the store (read-only, no prices).
     #[command(subcommand)]
@@ -109,6 +110,18 @@ pub struct DoctorArgs {
     /// sent. With --json: one file's report, or for a folder a list of {file, report}.
     #[arg(long, value_name = "DIR|FILE")]
     pub cassette: Option<std::path::PathBuf>,
+    /// With --cassette: after the check, send each cassette's requests again, in order, to the
+    /// session's service (--base-url, the environment, a profile, or --emulator) with no retries, and
+    /// compare each answer with the recorded one in what the spec fixes (status, headers and their
+    /// bounds, fields and their types, list envelopes); values that vary between runs are not
+    /// compared, answers that depend on state the service lacks are not comparable. Exits with 1 when
+    /// an answer differs. With --json: {report, comparison} for one file, {file, report, comparison}
+    /// for each of a folder's. Against an emulator, run it in deterministic mode with the recording's seed
+    /// (`store-api emulator --deterministic SEED`, then its address as --base-url) so that ids and
+    /// keys match the recording's; the embedded --emulator is not deterministic. This sends the
+    /// recorded writes (orders included): point it at an emulator, not a production store.
+    #[arg(long, requires = "cassette")]
+    pub compare: bool,
 }
 
 /// Options of `proxy`.

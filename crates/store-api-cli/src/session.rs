@@ -1,7 +1,7 @@
 //! The connection a command works with: a client built from flags or the environment, or one pointed
 //! at an emulator embedded in this process (`--emulator`). Never a silent fallback from one to the other.
 
-use store_api::{Client, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
+use store_api::{ApiKey, Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 use store_api_fixtures::Emulator;
 use store_api_fixtures::artwork::FakeResource;
 
@@ -22,6 +22,27 @@ pub struct Session {
     pub client: Client,
     /// The embedded emulator (`--emulator`), shut down (and its state saved) by [`Session::close`].
     pub emulator: Option<Emulator>,
+    /// What `client` was built from, for [`Session::client_with`].
+    settings: Settings,
+}
+
+/// The settings a session's client is built from.
+#[derive(Debug, Clone)]
+struct Settings {
+    base_url: String,
+    store_id: String,
+    api_key: ApiKey,
+    allow_insecure_http: bool,
+}
+
+impl Settings {
+    fn builder(&self, api_key: &str) -> ClientBuilder {
+        Client::builder()
+            .base_url(self.base_url.clone())
+            .store_id(self.store_id.clone())
+            .api_key(api_key)
+            .allow_insecure_http(self.allow_insecure_http)
+    }
 }
 
 impl Session {
@@ -36,11 +57,24 @@ impl Session {
             ));
         }
         let credentials = crate::config::resolve(global, &crate::config::process_env)?;
-        let client = connect(credentials, global.allow_insecure_http)?;
+        let settings = settings(credentials, global.allow_insecure_http)?;
+        let client = build(settings.builder(settings.api_key.expose_secret()))?;
         Ok(Session {
             client,
             emulator: None,
+            settings,
         })
+    }
+
+    /// Another client of the session's service and store: with `api_key` instead of the session's
+    /// when given, its settings adjusted by `adjust` (no retries, for one).
+    pub fn client_with(
+        &self,
+        api_key: Option<&str>,
+        adjust: impl FnOnce(ClientBuilder) -> ClientBuilder,
+    ) -> Result<Client, CliError> {
+        let key = api_key.unwrap_or(self.settings.api_key.expose_secret());
+        build(adjust(self.settings.builder(key)))
     }
 
     async fn embedded(global: &GlobalArgs) -> Result<Session, CliError> {
@@ -49,7 +83,16 @@ impl Session {
             builder = builder.state_file(path);
         }
         let emulator = start(builder).await?;
-        let client = emulator_client(&emulator)?;
+        let store = emulator
+            .active_store()
+            .ok_or_else(|| CliError::Failed("the emulator has no active store".into()))?;
+        let settings = Settings {
+            base_url: emulator.base_url(),
+            store_id: store.id,
+            api_key: ApiKey::new(store.api_key),
+            allow_insecure_http: false,
+        };
+        let client = build(settings.builder(settings.api_key.expose_secret()))?;
         eprintln!(
             "using the embedded emulator at {}, store {} — not the real service",
             emulator.origin(),
@@ -58,6 +101,7 @@ impl Session {
         Ok(Session {
             client,
             emulator: Some(emulator),
+            settings,
         })
     }
 
@@ -69,8 +113,9 @@ impl Session {
     }
 }
 
-/// A client for `credentials`, or a usage error naming every missing setting and where it can come from.
-fn connect(credentials: Credentials, allow_insecure_http: bool) -> Result<Client, CliError> {
+/// The settings `credentials` give, or a usage error naming every missing setting and where it can
+/// come from.
+fn settings(credentials: Credentials, allow_insecure_http: bool) -> Result<Settings, CliError> {
     let in_profile = |field: &str| match &credentials.profile {
         Some(profile) => format!(", or {field} in profile {profile:?}"),
         None => String::new(),
@@ -106,13 +151,17 @@ fn connect(credentials: Credentials, allow_insecure_http: bool) -> Result<Client
             missing.join(", ")
         )));
     };
-    Client::builder()
-        .base_url(base_url)
-        .store_id(store_id)
-        .api_key(api_key.expose())
-        .allow_insecure_http(allow_insecure_http)
-        .build()
-        .map_err(|e| match e {
+    Ok(Settings {
+        base_url,
+        store_id,
+        api_key: ApiKey::new(api_key.expose()),
+        allow_insecure_http,
+    })
+}
+
+/// The client `builder` builds, or a usage error in the command line's terms.
+fn build(builder: ClientBuilder) -> Result<Client, CliError> {
+    builder.build().map_err(|e| match e {
             // The builder's message names its own setting; a CLI user has a flag instead.
             store_api::Error::InsecureBaseUrl { host } => CliError::Usage(format!(
                 "--base-url: http:// to {host}, which is not a loopback address, would send the API key in clear text; use https (or, on a network you trust, --allow-insecure-http)"

@@ -1,16 +1,22 @@
 //! `doctor`: the spec's statements and assumptions checked against the service, read-only
-//! (`store_api::doctor`), or against recorded traffic (`--cassette`, `store_api_cassette::check`).
+//! (`store_api::doctor`), or against recorded traffic (`--cassette`, `store_api_cassette::check`),
+//! and the service held to the recordings (`--compare`, `store_api_cassette::compare_refused`).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use store_api::Client;
 use store_api::doctor::{DoctorOptions, diagnose};
-use store_api_cassette::{Cassette, RecordingsReport, check};
+use store_api::{Client, RetryPolicy};
+use store_api_cassette::{Cassette, Comparison, RecordingsReport, check, compare_refused};
 
 use crate::cli::DoctorArgs;
 use crate::error::CliError;
 use crate::output::Output;
+use crate::session::Session;
+
+/// A key of the right shape that no store has: a recorded 401 is sent again with it (the
+/// recording's key is not kept, but it was refused).
+const REFUSED_KEY: &str = "csk_00000000000000000000000000000000";
 
 /// Runs the probe and prints the report; fails (exit 1) when something differs from the spec.
 pub async fn run(args: &DoctorArgs, client: &Client, out: Output) -> Result<(), CliError> {
@@ -30,6 +36,11 @@ pub async fn run(args: &DoctorArgs, client: &Client, out: Output) -> Result<(), 
 struct Checked {
     file: String,
     report: RecordingsReport,
+    /// With `--compare`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<Comparison>,
+    #[serde(skip)]
+    cassette: Cassette,
 }
 
 /// `doctor --cassette`: checks each cassette and prints its report; fails (exit 1) when a recording
@@ -38,17 +49,51 @@ pub fn recordings(args: &DoctorArgs, out: Output) -> Result<(), CliError> {
     let Some(path) = &args.cassette else {
         return Ok(());
     };
-    let files = cassettes(path)?;
+    let checked = load(path)?;
+    print(path, &checked, out)
+}
+
+/// `doctor --cassette --compare`: the check, then each cassette's requests sent again to the
+/// session's service with clients that never retry, and the comparison printed; fails (exit 1) when
+/// a recording differs from the spec or an answer from the recorded one.
+pub async fn compared(args: &DoctorArgs, session: &Session, out: Output) -> Result<(), CliError> {
+    let Some(path) = &args.cassette else {
+        return Ok(());
+    };
+    let mut checked = load(path)?;
+    // A retried request is one the recording did not send; a 429 or 5xx retried would be hidden.
+    let never = |builder: store_api::ClientBuilder| {
+        builder
+            .retry_policy(RetryPolicy::never())
+            .submit_retry_policy(RetryPolicy::never())
+    };
+    let client = session.client_with(None, never)?;
+    let refused = session.client_with(Some(REFUSED_KEY), never)?;
+    for one in &mut checked {
+        one.comparison = Some(compare_refused(&one.cassette, &client, &refused).await);
+    }
+    print(path, &checked, out)
+}
+
+/// The cassettes at `path`, each checked.
+fn load(path: &Path) -> Result<Vec<Checked>, CliError> {
     let mut checked = Vec::new();
-    for file in &files {
-        let cassette = Cassette::load(file).map_err(|e| CliError::Usage(e.to_string()))?;
+    for file in cassettes(path)? {
+        let cassette = Cassette::load(&file).map_err(|e| CliError::Usage(e.to_string()))?;
         checked.push(Checked {
             file: file.display().to_string(),
             report: check(&cassette),
+            comparison: None,
+            cassette,
         });
     }
+    Ok(checked)
+}
+
+/// Prints the reports (and comparisons); the error names what differs.
+fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> {
     let mut differing: Vec<&str> = Vec::new();
-    for one in &checked {
+    for one in checked {
         for finding in one.report.differing() {
             if !differing.contains(&finding.id) {
                 differing.push(finding.id);
@@ -58,15 +103,48 @@ pub fn recordings(args: &DoctorArgs, out: Output) -> Result<(), CliError> {
     if path.is_dir() {
         out.json(&checked)?;
     } else if let Some(one) = checked.first() {
-        out.json(&one.report)?;
+        match &one.comparison {
+            // One file compared: its report and its comparison.
+            Some(comparison) => out.json(&serde_json::json!({
+                "report": &one.report,
+                "comparison": comparison,
+            }))?,
+            None => out.json(&one.report)?,
+        }
     }
     for (index, one) in checked.iter().enumerate() {
         if index > 0 {
             out.line("");
         }
         out.line(format!("{}:\n{}", one.file, one.report));
+        if let Some(comparison) = &one.comparison {
+            out.line(format!("\n{} against the service: {comparison}", one.file));
+        }
     }
-    failed_if_any(&differing, "the recordings differ from the spec")
+    // Where the service answered otherwise than recorded: `FILE #N, #M`.
+    let compared: Vec<String> = checked
+        .iter()
+        .filter_map(|one| {
+            let at = one.comparison.as_ref()?.differing();
+            (!at.is_empty()).then(|| {
+                let at: Vec<String> = at.iter().map(|i| format!("#{i}")).collect();
+                format!("{} {}", one.file, at.join(", "))
+            })
+        })
+        .collect();
+    match (differing.is_empty(), compared.is_empty()) {
+        (true, true) => Ok(()),
+        (false, true) => failed_if_any(&differing, "the recordings differ from the spec"),
+        (true, false) => Err(CliError::Failed(format!(
+            "the service answered otherwise than recorded: {}",
+            compared.join("; ")
+        ))),
+        (false, false) => Err(CliError::Failed(format!(
+            "the recordings differ from the spec: {}; the service answered otherwise than recorded: {}",
+            differing.join(", "),
+            compared.join("; ")
+        ))),
+    }
 }
 
 /// The cassettes at `path`: the file itself, or every `*.json` file of the folder, by name.

@@ -36,7 +36,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Proxy(args) => proxy::run(args, &cli.global).await,
         Command::Webhooks(command) => webhooks::run(command, &cli.global, out),
         // Recorded traffic needs no session: nothing is sent.
-        Command::Doctor(args) if args.cassette.is_some() => doctor::recordings(&args, out),
+        Command::Doctor(args) if args.cassette.is_some() && !args.compare => {
+            doctor::recordings(&args, out)
+        }
         // A schema needs no credentials.
         Command::Orders(OrdersCommand::Schema) => schema::print(&schema::order_request()),
         command => {
@@ -52,6 +54,7 @@ async fn with_session(command: Command, session: &Session, out: Output) -> Resul
     let client = &session.client;
     match command {
         Command::Status => status::run(client, out).await,
+        Command::Doctor(args) if args.compare => doctor::compared(&args, session, out).await,
         Command::Doctor(args) => doctor::run(&args, client, out).await,
         Command::Catalog(command) => catalog::run(command, client, out).await,
         Command::Products(command) => products::run(command, client, out).await,

@@ -192,6 +192,122 @@ fn doctor_cassette_checks_recordings_without_a_session_and_fails_naming_what_dif
     assert!(run.stderr.contains("none"), "{run:?}");
 }
 
+/// The seed of the deterministic emulators the comparison tests record against and compare with.
+const SEED: u64 = 31;
+
+/// A deterministic emulator of [`SEED`], with `deviation` when given.
+fn deterministic(deviation: Option<Deviation>) -> Env {
+    Env::start_with(|builder| {
+        let builder = builder.deterministic(SEED);
+        match deviation {
+            Some(deviation) => builder.deviate(deviation),
+            None => builder,
+        }
+    })
+}
+
+/// Records, through the library's recorder, a first page, a limit below the minimum and a page past
+/// the end against `env`, into `file`.
+fn record(env: &Env, file: &std::path::Path) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let recorder = std::sync::Arc::new(
+            store_api_cassette::Recorder::reqwest(store_api_cassette::RecordOptions::default())
+                .unwrap(),
+        );
+        let client = store_api::Client::builder()
+            .base_url(env.emu.base_url())
+            .store_id(env.store.clone())
+            .api_key(env.key.clone())
+            .retry_policy(store_api::RetryPolicy::never())
+            .network(recorder.clone())
+            .build()
+            .unwrap();
+        for path in [
+            "/status",
+            "/products?limit=2&page=1",
+            "/products?limit=0",
+            "/products?limit=2&page=9",
+        ] {
+            client
+                .request(store_api::hook::Method::GET, path)
+                .send()
+                .await
+                .unwrap();
+        }
+        recorder.recording().cassette().save(file).unwrap();
+    });
+}
+
+#[test]
+fn doctor_compare_replays_the_recordings_against_the_service_and_fails_naming_the_exchange() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.json");
+    record(&deterministic(None), &clean);
+    let deviant = dir.path().join("deviant.json");
+    record(
+        &deterministic(Some(Deviation::LimitBelowMinimumDefaulted)),
+        &deviant,
+    );
+
+    let target = deterministic(None);
+    let run = target
+        .run(&["doctor", "--cassette", clean.to_str().unwrap(), "--compare"])
+        .code(0);
+    assert!(
+        run.stdout
+            .contains("against the service: 4 exchange(s): 4 same, 0 differ, 0 not comparable"),
+        "{run:?}"
+    );
+    // The requests were sent again, nothing else.
+    assert_eq!(target.emu.requests(&target.store).unwrap().len(), 4);
+
+    let run = target
+        .run(&[
+            "doctor",
+            "--cassette",
+            dir.path().to_str().unwrap(),
+            "--compare",
+        ])
+        .code(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "the recordings differ from the spec: page-limit-minimum; the service answered otherwise than recorded: {} #2",
+            deviant.display()
+        )),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains(
+            "#2 GET /store-api/2026-08/stores/store_alpha/products?limit=0 (recorded 200, target 400): differs\n      status 200 recorded, 400 from the target"
+        ),
+        "{run:?}"
+    );
+
+    let json = target
+        .run(&[
+            "doctor",
+            "--json",
+            "--cassette",
+            deviant.to_str().unwrap(),
+            "--compare",
+        ])
+        .code(1)
+        .json();
+    let compared = &json["comparison"]["exchanges"][2];
+    assert_eq!(compared["outcome"], "differs", "{json}");
+    assert_eq!(compared["recorded"], 200);
+    assert_eq!(compared["target"], 400);
+    assert_eq!(json["comparison"]["exchanges"][3]["outcome"], "same");
+    assert!(json["report"]["assumptions"].is_array(), "{json}");
+
+    // --compare needs the cassettes.
+    target.run(&["doctor", "--compare"]).code(2);
+}
+
 #[test]
 fn the_emulator_lists_its_deviations_by_assumption() {
     let run: crate::common::Run = crate::common::bare()
