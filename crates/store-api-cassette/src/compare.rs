@@ -927,7 +927,7 @@ mod tests {
         assert_eq!(
             what,
             [
-                "in the recording only: header x-ratelimit-reset is \"1785542400\", the spec declares the seconds until the bucket is full again, at most 5 (a burst of 10 at 2 a second)"
+                "in the recording only: header x-ratelimit-reset is \"1785542400\", the spec declares the seconds until the bucket is full again (X-RateLimit-Reset 1785542400 with 1 of 10 tokens spent (the bucket fills again within 2 s): it looks like a Unix time in seconds)"
             ]
         );
         what.clear();

@@ -26,9 +26,11 @@ use std::fmt;
 
 use serde_json::Value;
 use store_api_raw::contract::{
-    ObjectShape, RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, ResponseShape, Shape, operation_at,
+    ObjectShape, RATE_LIMIT_BURST, ResponseShape, Shape, operation_at,
     responses as declared_responses,
 };
+
+use store_api_raw::conventions::reset_reading;
 
 use crate::format::{Cassette, Exchange, RecordedBody};
 
@@ -285,16 +287,11 @@ fn check_headers(
     sink.findings.extend(out_of_bounds(headers));
 }
 
-/// The most seconds `X-RateLimit-Reset` can count: the time the spec's bucket needs to refill from
-/// empty, its burst over the tokens it regains a second, rounded up
-/// ([`RATE_LIMIT_BURST`] ÷ [`RATE_LIMIT_PER_SECOND`]). A larger value is not a count of seconds (a
-/// Unix time, milliseconds).
-pub(crate) const RESET_MAX_SECONDS: u64 =
-    (RATE_LIMIT_BURST as u64).div_ceil(RATE_LIMIT_PER_SECOND as u64);
-
 /// The rate-limit headers of `headers` whose integer value is past the bound the spec sets:
-/// `X-RateLimit-Reset` over [`RESET_MAX_SECONDS`], `X-RateLimit-Remaining` over `X-RateLimit-Limit`.
-/// A header that is absent or not a non-negative integer is not judged here (its format is).
+/// `X-RateLimit-Reset` over the seconds the spec's bucket needs to refill what was spent
+/// (`store_api_raw::conventions::reset_reading`, beside the answer's own limit and remaining, or the
+/// burst all spent when they are absent), `X-RateLimit-Remaining` over `X-RateLimit-Limit`. A header
+/// that is absent or not a non-negative integer is not judged here (its format is).
 pub(crate) fn out_of_bounds(headers: &BTreeMap<String, String>) -> Vec<Undeclared> {
     let integer = |name: &str| {
         headers
@@ -303,17 +300,16 @@ pub(crate) fn out_of_bounds(headers: &BTreeMap<String, String>) -> Vec<Undeclare
             .and_then(|(_, value)| Some((value.trim().parse::<u64>().ok()?, value.clone())))
     };
     let mut out = Vec::new();
-    if let Some((reset, value)) = integer("x-ratelimit-reset")
-        && reset > RESET_MAX_SECONDS
-    {
-        out.push(Undeclared::HeaderFormat {
-            name: "x-ratelimit-reset".to_owned(),
-            value,
-            expected: format!(
-                "the seconds until the bucket is full again, at most {RESET_MAX_SECONDS} \
-                 (a burst of {RATE_LIMIT_BURST} at {RATE_LIMIT_PER_SECOND} a second)"
-            ),
-        });
+    if let Some((reset, value)) = integer("x-ratelimit-reset") {
+        let limit = integer("x-ratelimit-limit").map_or(u64::from(RATE_LIMIT_BURST), |(l, _)| l);
+        let remaining = integer("x-ratelimit-remaining").map_or(0, |(r, _)| r);
+        if let Err(reading) = reset_reading(limit, remaining, reset) {
+            out.push(Undeclared::HeaderFormat {
+                name: "x-ratelimit-reset".to_owned(),
+                value,
+                expected: format!("the seconds until the bucket is full again ({reading})"),
+            });
+        }
     }
     if let (Some((remaining, value)), Some((limit, _))) = (
         integer("x-ratelimit-remaining"),
@@ -747,11 +743,14 @@ mod tests {
             Undeclared::HeaderFormat {
                 name: "x-ratelimit-reset".into(),
                 value: "1785542400".into(),
-                expected: "the seconds until the bucket is full again, at most 5 (a burst of 10 at 2 a second)".into()
+                expected: "the seconds until the bucket is full again (X-RateLimit-Reset 1785542400 \
+                    with 1 of 10 tokens spent (the bucket fills again within 2 s): it looks like a Unix time in seconds)"
+                    .into()
             }
         );
         let mut full = headers();
-        full.insert("x-ratelimit-reset".into(), RESET_MAX_SECONDS.to_string());
+        full.insert("x-ratelimit-remaining".into(), "0".into());
+        full.insert("x-ratelimit-reset".into(), "5".into());
         assert!(conformance(&cassette(200, full, page())).conforms());
         let mut over = headers();
         over.insert("x-ratelimit-remaining".into(), "11".into());
