@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use serde::Serialize;
 use serde_json::Value;
 use store_api_raw::contract::{
     ObjectShape, RATE_LIMIT_BURST, ResponseShape, Shape, operation_at,
@@ -35,7 +36,7 @@ use store_api_raw::conventions::reset_reading;
 use crate::format::{Cassette, Exchange, RecordedBody};
 
 /// What [`conformance`] found: the answers that break the spec, and notes that do not.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Conformance {
     /// Where an answer breaks the spec (empty: every answer conforms).
@@ -53,7 +54,7 @@ impl Conformance {
 }
 
 /// One thing an answer has that the spec does not declare.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Nonconformity {
     /// The exchange's index in the cassette, from 0.
@@ -70,7 +71,12 @@ pub struct Nonconformity {
 
 /// What an answer has that the spec does not declare. `at` is a path into the body
 /// (`items[0].lineItems[1].sku`; empty for the body itself).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum Undeclared {
     /// The method and path reach no operation of the spec (a note: the answer is not checked).

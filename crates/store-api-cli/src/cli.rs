@@ -106,8 +106,10 @@ pub struct DoctorArgs {
     pub max_requests: u32,
     /// Check recorded traffic instead of probing: every *.json cassette in DIR, or one cassette FILE.
     /// Judges per statement and assumption held, differs (with the exchange that shows it) or not seen,
-    /// including what a probe cannot see (order creation, null fields, empty ids, body size); nothing is
-    /// sent. With --json: one file's report, or for a folder a list of {file, report}.
+    /// including what a probe cannot see (order creation, null fields, empty ids, body size), and every
+    /// recorded answer against the answers the spec declares (statuses, fields, types, closed enums,
+    /// headers); nothing is sent. Exits with 1 when something differs. With --json: one file's
+    /// {report, conformance}, or for a folder a list of {file, report, conformance}.
     #[arg(long, value_name = "DIR|FILE")]
     pub cassette: Option<std::path::PathBuf>,
     /// With --cassette: after the check, send each cassette's requests again, in order, to the
@@ -115,8 +117,8 @@ pub struct DoctorArgs {
     /// compare each answer with the recorded one in what the spec fixes (status, headers and their
     /// bounds, fields and their types, list envelopes); values that vary between runs are not
     /// compared, answers that depend on state the service lacks are not comparable. Exits with 1 when
-    /// an answer differs. With --json: {report, comparison} for one file, {file, report, comparison}
-    /// for each of a folder's. Against an emulator, run it in deterministic mode with the recording's seed
+    /// an answer differs. With --json: {report, conformance, comparison} for one file, {file, report,
+    /// conformance, comparison} for each of a folder's. Against an emulator, run it in deterministic mode with the recording's seed
     /// (`store-api emulator --deterministic SEED`, then its address as --base-url) so that ids and
     /// keys match the recording's; the embedded --emulator is not deterministic. This sends the
     /// recorded writes (orders included): point it at an emulator, not a production store.

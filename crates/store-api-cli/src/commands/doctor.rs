@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use store_api::doctor::{DoctorOptions, diagnose};
 use store_api::{Client, RetryPolicy};
-use store_api_cassette::{Cassette, Comparison, RecordingsReport, check, compare_refused};
+use store_api_cassette::{
+    Cassette, Comparison, Conformance, RecordingsReport, check, compare_refused, conformance,
+};
 
 use crate::cli::DoctorArgs;
 use crate::error::CliError;
@@ -36,6 +38,8 @@ pub async fn run(args: &DoctorArgs, client: &Client, out: Output) -> Result<(), 
 struct Checked {
     file: String,
     report: RecordingsReport,
+    /// Every recorded answer against the answers the spec declares.
+    conformance: Conformance,
     /// With `--compare`.
     #[serde(skip_serializing_if = "Option::is_none")]
     comparison: Option<Comparison>,
@@ -83,6 +87,7 @@ fn load(path: &Path) -> Result<Vec<Checked>, CliError> {
         checked.push(Checked {
             file: file.display().to_string(),
             report: check(&cassette),
+            conformance: conformance(&cassette),
             comparison: None,
             cassette,
         });
@@ -107,9 +112,13 @@ fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> 
             // One file compared: its report and its comparison.
             Some(comparison) => out.json(&serde_json::json!({
                 "report": &one.report,
+                "conformance": &one.conformance,
                 "comparison": comparison,
             }))?,
-            None => out.json(&one.report)?,
+            None => out.json(&serde_json::json!({
+                "report": &one.report,
+                "conformance": &one.conformance,
+            }))?,
         }
     }
     for (index, one) in checked.iter().enumerate() {
@@ -117,10 +126,31 @@ fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> 
             out.line("");
         }
         out.line(format!("{}:\n{}", one.file, one.report));
+        out.line(format!(
+            "\n{}, answers against the spec: {}",
+            one.file, one.conformance
+        ));
         if let Some(comparison) = &one.comparison {
             out.line(format!("\n{} against the service: {comparison}", one.file));
         }
     }
+    // Recorded answers the spec does not declare: `FILE #N, #M`.
+    let undeclared: Vec<String> = checked
+        .iter()
+        .filter(|one| !one.conformance.conforms())
+        .map(|one| {
+            let mut at: Vec<usize> = one
+                .conformance
+                .findings
+                .iter()
+                .map(|f| f.exchange)
+                .collect();
+            at.sort_unstable();
+            at.dedup();
+            let at: Vec<String> = at.iter().map(|i| format!("#{i}")).collect();
+            format!("{} {}", one.file, at.join(", "))
+        })
+        .collect();
     // Where the service answered otherwise than recorded: `FILE #N, #M`.
     let compared: Vec<String> = checked
         .iter()
@@ -132,18 +162,29 @@ fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> 
             })
         })
         .collect();
-    match (differing.is_empty(), compared.is_empty()) {
-        (true, true) => Ok(()),
-        (false, true) => failed_if_any(&differing, "the recordings differ from the spec"),
-        (true, false) => Err(CliError::Failed(format!(
+    let mut failures = Vec::new();
+    if !differing.is_empty() {
+        failures.push(format!(
+            "the recordings differ from the spec: {}",
+            differing.join(", ")
+        ));
+    }
+    if !undeclared.is_empty() {
+        failures.push(format!(
+            "recorded answers the spec does not declare: {}",
+            undeclared.join("; ")
+        ));
+    }
+    if !compared.is_empty() {
+        failures.push(format!(
             "the service answered otherwise than recorded: {}",
             compared.join("; ")
-        ))),
-        (false, false) => Err(CliError::Failed(format!(
-            "the recordings differ from the spec: {}; the service answered otherwise than recorded: {}",
-            differing.join(", "),
-            compared.join("; ")
-        ))),
+        ));
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(failures.join("; ")))
     }
 }
 

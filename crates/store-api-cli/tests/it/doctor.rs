@@ -76,6 +76,40 @@ fn doctor_fails_naming_what_differs() {
     );
 }
 
+#[test]
+fn doctor_cassette_holds_every_recorded_answer_to_the_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("grown.json");
+    let mut grown: serde_json::Value = serde_json::from_str(&cassette(400)).unwrap();
+    // A field the spec does not declare, in the order the service created.
+    grown["exchanges"][0]["answer"]["body"]["json"]["giftWrap"] = true.into();
+    std::fs::write(&file, grown.to_string()).unwrap();
+    let run: crate::common::Run = crate::common::bare()
+        .args(["doctor", "--cassette", file.to_str().unwrap()])
+        .output()
+        .unwrap()
+        .into();
+    let run = run.code(1);
+    assert!(
+        run.stderr
+            .contains("recorded answers the spec does not declare: ")
+            && run.stderr.contains("grown.json #0"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("giftWrap"), "{run:?}");
+    let json: crate::common::Run = crate::common::bare()
+        .args(["doctor", "--json", "--cassette", file.to_str().unwrap()])
+        .output()
+        .unwrap()
+        .into();
+    let json = json.code(1).json();
+    assert_eq!(json["conformance"]["findings"][0]["exchange"], 0, "{json}");
+    assert_eq!(
+        json["conformance"]["findings"][0]["what"]["kind"], "field",
+        "{json}"
+    );
+}
+
 /// A cassette of three create-order requests: a valid order, then an invalid body (a quantity of 0)
 /// reusing its external id, answered `second` (400 with a message array as the spec says, or 409).
 fn cassette(second: u16) -> String {
