@@ -9,13 +9,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use store_api::{Client, RetryPolicy};
-use store_api_cassette::{Cassette, Outcome, RecordOptions, Recorder, compare, conformance};
+use store_api_cassette::{
+    Cassette, Outcome, RecordOptions, Recorder, compare, compare_refused, conformance,
+};
 use store_api_fixtures::artwork::FakeResource;
 use store_api_fixtures::{Deviation, Emulator};
 use store_api_tests::{ALPHA, BETA, PNG_1X1, builder_at, key_of, shipping_address};
 
 const SEED: u64 = 31;
 const ART: &str = "https://art.example.com/logo.png";
+/// A key of the right shape that no store has.
+const WRONG: &str = "pk_live_wrongwrongwrongwrongwrong000";
 
 /// A deterministic emulator with the fake artwork host, its rate limit on or off, and `deviation`.
 async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
@@ -206,7 +210,7 @@ async fn broad_session(emu: &Emulator, session: &mut Session, between: impl Fn()
     session.send(&alpha, BETA, "GET", "/status", None).await;
     marks.known_store_401 = session.last();
     // A wrong key.
-    let wrong = session.client(emu, ALPHA, "pk_live_wrongwrongwrongwrongwrong000");
+    let wrong = session.client(emu, ALPHA, WRONG);
     between();
     session.send(&wrong, ALPHA, "GET", "/status", None).await;
     marks.wrong_key = session.last();
@@ -263,12 +267,14 @@ async fn a_recording_compared_with_a_fresh_emulator_of_the_same_seed_is_the_same
     let cassette = session.cassette();
 
     let fresh = emulator(false, None).await;
-    let comparison = compare(&cassette, &client(&fresh, ALPHA, &key_of(&fresh, ALPHA))).await;
+    let alpha = client(&fresh, ALPHA, &key_of(&fresh, ALPHA));
+    // The recording's key is not kept: with the client's key alone, a recorded 401 is sent with a
+    // key the target accepts, and is not comparable.
+    let comparison = compare(&cassette, &alpha).await;
     assert_eq!(comparison.exchanges.len(), cassette.exchanges.len());
-    assert!(comparison.is_same(), "{comparison}");
+    assert!(comparison.differing().is_empty(), "{comparison}");
     for compared in &comparison.exchanges {
-        if compared.exchange == marks.wrong_key {
-            // The recording's key is not kept: the replay sends the client's, which is accepted.
+        if [marks.wrong_key, marks.known_store_401].contains(&compared.exchange) {
             assert!(
                 matches!(&compared.outcome, Outcome::NotComparable { why } if why.contains("401")),
                 "{compared}"
@@ -277,12 +283,18 @@ async fn a_recording_compared_with_a_fresh_emulator_of_the_same_seed_is_the_same
             assert_eq!(compared.outcome, Outcome::Same, "{compared}");
         }
     }
+    // With a refused key for the recorded 401s, every exchange is compared, and the same (on another
+    // fresh emulator: the first comparison created its orders).
+    let fresh = emulator(false, None).await;
+    let alpha = client(&fresh, ALPHA, &key_of(&fresh, ALPHA));
+    let refused = client(&fresh, ALPHA, WRONG);
+    let comparison = compare_refused(&cassette, &alpha, &refused).await;
     let text = comparison.to_string();
     assert!(
         text.starts_with(&format!(
-            "{} exchange(s): {} same, 0 differ, 1 not comparable\n",
+            "{} exchange(s): {} same, 0 differ, 0 not comparable\n",
             cassette.exchanges.len(),
-            cassette.exchanges.len() - 1
+            cassette.exchanges.len()
         )),
         "{text}"
     );
@@ -292,13 +304,14 @@ async fn a_recording_compared_with_a_fresh_emulator_of_the_same_seed_is_the_same
 async fn a_recording_with_a_deviation_differs_only_where_the_deviation_shows() {
     for (deviation, shows_at, says) in [
         (
+            // Both 401s are sent to the client's store (a known one) with a refused key.
             Deviation::NoRateLimitHeadersOn401,
-            (|m: &Marks| m.known_store_401) as fn(&Marks) -> usize,
+            (|m: &Marks| vec![m.known_store_401, m.wrong_key]) as fn(&Marks) -> Vec<usize>,
             "header x-ratelimit-limit: sent by the target, not recorded",
         ),
         (
             Deviation::LimitBelowMinimumDefaulted,
-            |m: &Marks| m.limit_zero,
+            |m: &Marks| vec![m.limit_zero],
             "status 200 recorded, 400 from the target",
         ),
     ] {
@@ -307,17 +320,24 @@ async fn a_recording_with_a_deviation_differs_only_where_the_deviation_shows() {
         let marks = broad_session(&recorded, &mut session, || ()).await;
         let cassette = session.cassette();
         let fresh = emulator(false, None).await;
-        let comparison = compare(&cassette, &client(&fresh, ALPHA, &key_of(&fresh, ALPHA))).await;
+        let comparison = compare_refused(
+            &cassette,
+            &client(&fresh, ALPHA, &key_of(&fresh, ALPHA)),
+            &client(&fresh, ALPHA, WRONG),
+        )
+        .await;
         assert_eq!(
             comparison.differing(),
-            [shows_at(&marks)],
+            shows_at(&marks),
             "{deviation:?}: {comparison}"
         );
-        let differs = &comparison.exchanges[shows_at(&marks)];
-        assert!(
-            matches!(&differs.outcome, Outcome::Differs { what } if what.iter().any(|w| w == says)),
-            "{deviation:?}: {differs}"
-        );
+        for at in shows_at(&marks) {
+            let differs = &comparison.exchanges[at];
+            assert!(
+                matches!(&differs.outcome, Outcome::Differs { what } if what.iter().any(|w| w == says)),
+                "{deviation:?}: {differs}"
+            );
+        }
     }
 }
 

@@ -126,9 +126,9 @@ pub enum Outcome {
 ///
 /// Build `client` with [`RetryPolicy::never()`](store_api::RetryPolicy::never) for both policies:
 /// a request the client retried would be one the recording did not send (a second `POST`), and a 429
-/// or 5xx would be hidden behind the retry. The recorded paths are kept as they are, store id
-/// included: the target must hold that store (the emulator's seeded stores do) and accept the
-/// client's key for it, or every exchange is not comparable (a 401 on one side only). A request body
+/// or 5xx would be hidden behind the retry. The store a recorded path names is replaced by the
+/// client's (`/stores/{storeId}/…`): a recording of the real service names the team's own store,
+/// which the emulator does not hold, and the client's key is that of the client's store. A request body
 /// is sent as JSON (`Content-Type: application/json`, as the client sends every body) whatever the
 /// recording's `Content-Type` was, and one the cassette did not keep (over its size limit) is not
 /// sent: that exchange is not comparable.
@@ -181,6 +181,16 @@ async fn run(
     report
 }
 
+/// `path` with the store it names (the segment after `/stores/`) replaced by `store`.
+fn in_store(path: &str, store: &str) -> String {
+    const STORES: &str = "/stores/";
+    let Some(at) = path.find(STORES).map(|at| at + STORES.len()) else {
+        return path.to_owned();
+    };
+    let end = path[at..].find('/').map_or(path.len(), |end| at + end);
+    format!("{}{store}{}", &path[..at], &path[end..])
+}
+
 /// The target's answer, as compared.
 struct Answer {
     status: u16,
@@ -216,7 +226,7 @@ async fn compare_one(
         .path
         .find(VERSION_PREFIX)
         .map_or(request.path.as_str(), |at| &request.path[at..]);
-    let mut target = ids.in_path(path);
+    let mut target = ids.in_path(&in_store(path, client.store_id()));
     if let Some(query) = &request.query {
         target.push('?');
         target.push_str(&ids.in_query(query));
@@ -904,6 +914,23 @@ mod tests {
             json!({"statusCode": 400, "message": ["quantity must be at least 1"]}),
         );
         assert_eq!(state_dependent(&created, &invalid, orders), None);
+    }
+
+    #[test]
+    fn a_recorded_path_is_sent_to_the_clients_store() {
+        let orders = "/store-api/2026-08/stores/st_real_42/orders/ord_1";
+        assert_eq!(
+            in_store(orders, "store_alpha"),
+            "/store-api/2026-08/stores/store_alpha/orders/ord_1"
+        );
+        assert_eq!(
+            in_store("/store-api/2026-08/stores/st_real_42", "store_alpha"),
+            "/store-api/2026-08/stores/store_alpha"
+        );
+        assert_eq!(
+            in_store("/store-api/2026-08/status", "s"),
+            "/store-api/2026-08/status"
+        );
     }
 
     #[test]

@@ -128,10 +128,15 @@ fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> 
         out.line(format!("{}:\n{}", one.file, one.report));
         out.line(format!(
             "\n{}, answers against the spec: {}",
-            one.file, one.conformance
+            one.file,
+            one.conformance.to_string().trim_end()
         ));
         if let Some(comparison) = &one.comparison {
-            out.line(format!("\n{} against the service: {comparison}", one.file));
+            out.line(format!(
+                "\n{} against the service: {}",
+                one.file,
+                comparison.to_string().trim_end()
+            ));
         }
     }
     // Recorded answers the spec does not declare: `FILE #N, #M`.
