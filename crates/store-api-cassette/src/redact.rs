@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
-use store_api_rules::countries::US_STATES;
+use store_api_rules::countries::{US_STATES, is_us_state};
 
 /// What replaces an API key wherever it occurs.
 pub(crate) const KEY_PLACEHOLDER: &str = "<api-key>";
@@ -166,7 +166,10 @@ impl Redactor {
         let count = self.counts.entry(field).or_default();
         *count += 1;
         let placeholder = match field {
-            Field::UsState => self.us_state(original),
+            Field::UsState if is_us_state(original) => self.us_state(original),
+            // Not a state: its placeholder is not one either, so that the recorded refusal of the
+            // request still fits the request the cassette shows (and a replay is refused alike).
+            Field::UsState => Field::State.placeholder(*count, original),
             _ => field.placeholder(*count, original),
         };
         self.placeholders
@@ -358,6 +361,13 @@ mod tests {
         assert_ne!(states[1], "AL", "never the value itself, by name");
         let distinct: std::collections::BTreeSet<&String> = states.iter().collect();
         assert_eq!(distinct.len(), 3, "one-to-one: {states:?}");
+        // What is not a state stays not a state: the service's refusal still fits the request.
+        let invalid = redactor.placeholder(Field::UsState, "ZZ");
+        assert!(
+            !store_api_rules::countries::is_us_state(&invalid),
+            "{invalid}"
+        );
+        assert_ne!(invalid, "ZZ");
         assert_eq!(order["externalOrderId"], "ext-1");
 
         let mut page = json!({"items": [
