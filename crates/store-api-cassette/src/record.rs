@@ -24,8 +24,9 @@ pub const DEFAULT_MAX_KEPT_BODY: usize = 64 * 1024;
 /// The request headers a cassette keeps.
 const REQUEST_HEADERS: &[&str] = &["content-type"];
 
-/// The answer headers a cassette keeps: what the client's behaviour depends on.
-const ANSWER_HEADERS: &[&str] = &[
+/// The answer headers a cassette keeps: what the client's behaviour depends on (and what a comparison
+/// compares by presence and format).
+pub(crate) const ANSWER_HEADERS: &[&str] = &[
     "content-type",
     "retry-after",
     "x-ratelimit-limit",
