@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod capture;
+pub mod exploration;
 pub mod hostile;
 pub mod matrix;
 pub mod proxy;

@@ -2,7 +2,6 @@
 //! several threads, each with its own paused-clock runtime.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Instant;
 
 use super::choice::Tape;
@@ -12,29 +11,18 @@ use super::world::{Invariant, Price, Scenario, Verdict, World};
 /// How many violations a report keeps in full (every one is counted).
 const KEPT_FAILURES: usize = 10;
 
-/// One broken invariant.
-#[derive(Debug, Clone)]
-pub struct Violation {
-    /// Which.
-    pub invariant: Invariant,
-    /// What broke it.
-    pub why: String,
-    /// Every choice of the run.
-    pub run: String,
-    /// What replays it.
-    pub replay: Replay,
+/// One broken invariant of this model.
+pub type Violation = crate::exploration::Violation<Invariant, Replay>;
+
+impl crate::exploration::Named for Invariant {
+    fn name(&self) -> &'static str {
+        Invariant::name(*self)
+    }
 }
 
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} broken: {}\n  run: {}\n  replay: {}",
-            self.invariant.name(),
-            self.why,
-            self.run,
-            self.replay.command()
-        )
+impl crate::exploration::Replayable for Replay {
+    fn command(&self) -> String {
+        Replay::command(self)
     }
 }
 

@@ -110,29 +110,18 @@ impl fmt::Display for Replay {
     }
 }
 
-/// One broken invariant.
-#[derive(Debug, Clone)]
-pub struct Violation {
-    /// Which.
-    pub invariant: Invariant,
-    /// What broke it.
-    pub why: String,
-    /// Every exchange of the run.
-    pub run: String,
-    /// What replays it.
-    pub replay: Replay,
+/// One broken invariant of this model.
+pub type Violation = crate::exploration::Violation<Invariant, Replay>;
+
+impl crate::exploration::Named for Invariant {
+    fn name(&self) -> &'static str {
+        Invariant::name(*self)
+    }
 }
 
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} broken: {}\n  run: {}\n  replay: {}",
-            self.invariant.name(),
-            self.why,
-            self.run,
-            self.replay.command()
-        )
+impl crate::exploration::Replayable for Replay {
+    fn command(&self) -> String {
+        Replay::command(self)
     }
 }
 

@@ -487,13 +487,7 @@ fn sim_figures(mode: Mode) -> Vec<Figure> {
             0,
         ),
     ];
-    for (checked, checked_label, violations, violations_label) in invariants {
-        figures.push(Figure::new(checked_label, checked, "", 0));
-        figures.push(
-            Figure::new(violations_label, violations, "", 0)
-                .target(Target::Equals(0.0), Gate::ZeroTolerance),
-        );
-    }
+    invariant_figures(&mut figures, &invariants);
     figures
 }
 
@@ -503,6 +497,21 @@ pub fn receiver_model_schedules(mode: Mode) -> f64 {
     match mode {
         Mode::Quick => 170_000.0,
         Mode::Full => 1_000_000.0,
+    }
+}
+
+/// Per invariant of an explored model (checked key, its label, violations key, its label): the
+/// schedules that checked it, and its violations, which must be zero.
+fn invariant_figures(
+    figures: &mut Vec<Figure>,
+    invariants: &[(&'static str, &'static str, &'static str, &'static str)],
+) {
+    for &(checked, checked_label, violations, violations_label) in invariants {
+        figures.push(Figure::new(checked_label, checked, "", 0));
+        figures.push(
+            Figure::new(violations_label, violations, "", 0)
+                .target(Target::Equals(0.0), Gate::ZeroTolerance),
+        );
     }
 }
 
@@ -618,13 +627,7 @@ fn receiver_model_figures(mode: Mode) -> Vec<Figure> {
             0,
         ),
     ];
-    for (checked, checked_label, violations, violations_label) in RECEIVER_MODEL_INVARIANTS {
-        figures.push(Figure::new(checked_label, checked, "", 0));
-        figures.push(
-            Figure::new(violations_label, violations, "", 0)
-                .target(Target::Equals(0.0), Gate::ZeroTolerance),
-        );
-    }
+    invariant_figures(&mut figures, &RECEIVER_MODEL_INVARIANTS);
     for (metric, label) in RECEIVER_MODEL_PRICES {
         figures.push(Figure::new(label, metric, "", 0));
     }
