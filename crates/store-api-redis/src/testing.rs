@@ -682,13 +682,24 @@ impl RedisCluster {
         }
     }
 
-    /// Every node says `cluster_state:ok` and every replica's link to its primary is up.
+    /// Every node says `cluster_state:ok`, every replica's link to its primary is up, and every
+    /// primary lists its replicas online (a `WAIT` counts only replicas the primary sees; under load
+    /// the primary's side lags the replica's, and a claim then fails closed with 0 acknowledgements).
     fn wait_until_healthy(&self, within: Duration) -> io::Result<()> {
         let healthy = || {
             self.live_nodes().all(|node| {
                 cluster_state_ok(node.port)
                     && info(node.port, "replication").is_some_and(|text| {
-                        text.contains("role:master") || text.contains("master_link_status:up")
+                        if text.contains("role:master") {
+                            let replicas: Vec<&str> = text
+                                .lines()
+                                .filter(|line| line.starts_with("slave"))
+                                .collect();
+                            !replicas.is_empty()
+                                && replicas.iter().all(|line| line.contains("state=online"))
+                        } else {
+                            text.contains("master_link_status:up")
+                        }
                     })
             })
         };
