@@ -32,6 +32,8 @@ mod one_path;
 mod recordings;
 // The rare faults of issue 10: each one billed an order while the caller was told otherwise.
 mod rare_faults;
+// Issue 34: the copy of the store pre-flight validates against, at a merchant's size.
+mod store_cache;
 // Client, Error and Page cross threads (compile-time).
 mod send_sync;
 // Issue 29: settings at their extremes (`Duration::MAX`) and the clear-text base URLs `build` refuses.

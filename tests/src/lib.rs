@@ -179,3 +179,31 @@ pub fn tee_order(external_id: Option<&str>) -> NewOrder {
     }
     order_from(body)
 }
+
+/// The Sunset Tee of store_alpha, as the product `prod_copy_{n}` with variant ids and SKUs of its own
+/// (`…-C{n}`): a copy to grow a store to a merchant's size with.
+pub fn tee_copy(tee: &store_api::model::Product, n: usize) -> store_api::model::Product {
+    let mut copy = tee.clone();
+    copy.id = format!("prod_copy_{n}");
+    copy.created_at = None;
+    for variant in &mut copy.variants {
+        variant.id = format!("{}_c{n}", variant.id);
+        variant.sku = variant.sku.as_ref().map(|sku| format!("{sku}-C{n}"));
+    }
+    copy
+}
+
+/// Grows store_alpha by `count` copies of its Sunset Tee ([`tee_copy`] `0..count`) through the app's
+/// control plane.
+pub async fn grow_store(emu: &Emulator, count: usize) -> store_api::model::Product {
+    let tee = client(emu, ALPHA)
+        .products()
+        .get("prod_alpha_sunset_tee")
+        .await
+        .expect("the seeded tee");
+    for n in 0..count {
+        emu.create_product(ALPHA, tee_copy(&tee, n))
+            .expect("a new product");
+    }
+    tee
+}

@@ -250,8 +250,12 @@ pub enum OrdersCommand {
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
         /// Only run the pre-flight check; send nothing.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "no_preflight")]
         dry_run: bool,
+        /// Skip the local pre-flight check (and the first read of the store it needs): the service
+        /// validates the order and refuses a bad one with its 400, nothing billed.
+        #[arg(long)]
+        no_preflight: bool,
     },
     /// Place an order exactly once: validate, then send and retry with the same externalOrderId.
     ///
@@ -277,6 +281,10 @@ pub enum OrdersCommand {
         /// sent (exit code 4). The default outlasts one submission (its retries take up to 5 minutes).
         #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_LOCK_TIMEOUT_SECONDS)]
         lock_timeout: u64,
+        /// Skip the local pre-flight check (and the first read of the store it needs): the service
+        /// validates the order and refuses a bad one with its 400, nothing billed.
+        #[arg(long)]
+        no_preflight: bool,
     },
     /// List orders, newest first (GET /orders).
     List(OrdersListArgs),

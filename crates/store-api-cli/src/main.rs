@@ -13,6 +13,7 @@ mod png;
 mod progress;
 mod render;
 mod session;
+mod store_copy;
 mod terminal;
 
 use std::process::ExitCode;

@@ -42,6 +42,10 @@ impl Settings {
             .store_id(self.store_id.clone())
             .api_key(api_key)
             .allow_insecure_http(self.allow_insecure_http)
+            // A run ends before a background read would: a refresh that falls due runs before the
+            // check, and removals wait for the copy on disk to be a day old.
+            .background_refresh(false)
+            .reconcile_interval(crate::store_copy::RECONCILE_INTERVAL)
     }
 }
 
@@ -64,6 +68,36 @@ impl Session {
             emulator: None,
             settings,
         })
+    }
+
+    /// The client's copy of the store, kept on disk between runs (`None` with the embedded emulator,
+    /// whose store lives as long as the run).
+    pub fn disk_copy(&self) -> Option<crate::store_copy::DiskCopy> {
+        self.emulator
+            .is_none()
+            .then(|| crate::store_copy::DiskCopy::load(&self.client, &crate::config::process_env))
+    }
+
+    /// Runs `work`, which validates against the client's copy of the store, with the copy loaded from
+    /// disk and filled first (a progress bar on a terminal), and saved again after, whatever `work`
+    /// returned.
+    pub async fn with_store_copy<T, E>(
+        &self,
+        out: crate::output::Output,
+        work: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, CliError>
+    where
+        CliError: From<E>,
+    {
+        let disk = self.disk_copy();
+        if let Some(disk) = &disk {
+            disk.fill(&self.client, out).await?;
+        }
+        let result = work.await;
+        if let Some(disk) = &disk {
+            disk.save(&self.client);
+        }
+        Ok(result?)
     }
 
     /// Another client of the session's service and store: with `api_key` instead of the session's

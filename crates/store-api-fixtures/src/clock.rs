@@ -78,6 +78,19 @@ impl Clock {
         }
     }
 
+    /// The `updatedAt` of a change to a resource last stamped `previous`: the current time, or one
+    /// millisecond past `previous` when the clock has not moved beyond it (a deterministic clock standing
+    /// still, two changes within one millisecond). Every change thus moves `updatedAt` forward and never
+    /// behind the clock. Every change of a product or catalog product is stamped here.
+    pub fn change_stamp(&self, previous: Option<DateTime<Utc>>) -> DateTime<Utc> {
+        let now = self.now();
+        // Truncating keeps the stamp on a millisecond and still past `previous`.
+        match previous.and_then(|p| p.checked_add_signed(chrono::TimeDelta::milliseconds(1))) {
+            Some(next) if next.trunc_subsecs(3) > now => next.trunc_subsecs(3),
+            _ => now,
+        }
+    }
+
     /// Monotonic time since the clock started (what the rate limit measures).
     pub fn elapsed(&self) -> Duration {
         match &*self.0 {
@@ -159,6 +172,24 @@ mod tests {
         assert!(clock.advance(Duration::from_millis(1500)));
         assert_eq!(clock.now().to_rfc3339(), "2026-08-01T00:00:01.500+00:00");
         assert!(!Clock::real().advance(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_change_stamp_moves_past_the_previous_one_and_never_behind_the_clock() {
+        let clock = Clock::deterministic(7);
+        let start = clock.now();
+        let ms = chrono::TimeDelta::milliseconds;
+        assert_eq!(clock.change_stamp(None), start);
+        assert_eq!(clock.change_stamp(Some(start - ms(5))), start);
+        // The clock stands still: each change moves one millisecond past the last.
+        assert_eq!(clock.change_stamp(Some(start)), start + ms(1));
+        assert_eq!(clock.change_stamp(Some(start + ms(1))), start + ms(2));
+        // Sub-millisecond leftovers are truncated, still past the previous stamp.
+        let odd = start + chrono::TimeDelta::microseconds(1500);
+        assert_eq!(clock.change_stamp(Some(odd)), start + ms(2));
+        // Once the clock has moved on, the clock wins.
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(clock.change_stamp(Some(start + ms(2))), clock.now());
     }
 
     #[test]

@@ -361,7 +361,10 @@ pub(crate) fn create_product(
     Ok(product)
 }
 
-/// Replaces a product (keeping its id and createdAt) and emits products_update.
+/// Replaces a product (keeping its id and createdAt; updatedAt moves, see [`Clock::change_stamp`]) and
+/// emits products_update.
+///
+/// [`Clock::change_stamp`]: crate::clock::Clock::change_stamp
 pub(crate) fn update_product(
     shared: &Arc<Shared>,
     store_id: &str,
@@ -378,7 +381,7 @@ pub(crate) fn update_product(
             .ok_or_else(|| ApiError::NotFound("Product not found".into()))?;
         product.id = product_id.to_owned();
         product.created_at = record.value.created_at;
-        product.updated_at = Some(shared.clock.now());
+        product.updated_at = Some(shared.clock.change_stamp(record.value.updated_at));
         record.set(product.clone());
     }
     emit(
@@ -416,4 +419,28 @@ pub(crate) fn delete_product(
         )],
     );
     Ok(())
+}
+
+/// Replaces a catalog product (a blank) as the provider edits it: its id and createdAt are kept,
+/// updatedAt moves ([`Clock::change_stamp`]), and what the emulator keeps beside the wire type (its
+/// price, the stores it is private to) stays. No webhook: the seed has no catalog topic.
+///
+/// [`Clock::change_stamp`]: crate::clock::Clock::change_stamp
+pub(crate) fn update_catalog_product(
+    shared: &Shared,
+    catalog_product_id: &str,
+    mut product: types::CatalogProduct,
+) -> Result<types::CatalogProduct, ApiError> {
+    let mut state = shared.lock();
+    let blank = state
+        .catalog
+        .iter_mut()
+        .find(|b| b.record.value.id == catalog_product_id)
+        .ok_or_else(|| ApiError::NotFound("Catalog product not found".into()))?;
+    let previous = &blank.record.value;
+    product.id = catalog_product_id.to_owned();
+    product.created_at = previous.created_at;
+    product.updated_at = Some(shared.clock.change_stamp(previous.updated_at));
+    blank.record.set(product.clone());
+    Ok(product)
 }

@@ -616,7 +616,9 @@ impl Emulator {
         Ok(control::create_product(&self.shared, store_id, product)?)
     }
 
-    /// Replaces a product (emits products_update).
+    /// Replaces a product, keeping its id and createdAt (emits products_update). Its updatedAt moves
+    /// past its previous value (even on a deterministic clock standing still) and is never behind the
+    /// clock.
     pub fn update_product(
         &self,
         store_id: &str,
@@ -627,6 +629,22 @@ impl Emulator {
             &self.shared,
             store_id,
             product_id,
+            product,
+        )?)
+    }
+
+    /// Replaces a catalog product (a blank) as the provider edits it, keeping its id and createdAt;
+    /// updatedAt moves past its previous value (even on a deterministic clock standing still) and is
+    /// never behind the clock. The blank's price and the stores it is private to stay. No webhook (the
+    /// seed has no catalog topic). 404 `Catalog product not found` for an unknown id.
+    pub fn update_catalog_product(
+        &self,
+        catalog_product_id: &str,
+        product: types::CatalogProduct,
+    ) -> Result<types::CatalogProduct, ControlError> {
+        Ok(control::update_catalog_product(
+            &self.shared,
+            catalog_product_id,
             product,
         )?)
     }

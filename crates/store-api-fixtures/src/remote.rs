@@ -111,6 +111,17 @@ impl RemoteEmulator {
         self.call(Method::PUT, &path, Some(product)).await
     }
 
+    /// Replaces a catalog product (a blank) as the provider does: id and createdAt kept, updatedAt
+    /// moved, no webhook.
+    pub async fn update_catalog_product(
+        &self,
+        catalog_product_id: &str,
+        product: &Value,
+    ) -> Result<Value, RemoteError> {
+        let path = ["catalog-products", catalog_product_id];
+        self.call(Method::PUT, &path, Some(product)).await
+    }
+
     /// Deletes a product as the app does (`products_delete`).
     pub async fn delete_product(
         &self,

@@ -66,3 +66,33 @@ pub async fn follow_up(client: &Client, event: &Event) -> Result<FollowUp, store
         _ => Ok(FollowUp::Ignored),
     }
 }
+
+/// [`follow_up`], and the product it brings folded into the client's copy of the store (the one
+/// pre-flight validation checks orders against): a created or changed product is put in as it is now,
+/// a deleted one removed. With a receiver that calls this for every product event, the copy sees
+/// removals at once instead of at its next full read (see `store_api::store_cache`). Events of other
+/// topics are followed up and change nothing.
+///
+/// ```no_run
+/// # async fn run(client: store_api::Client, event: store_api_webhooks::Event) -> Result<(), store_api::Error> {
+/// // In the receiver's handler, after the delivery was verified:
+/// store_api_webhooks::keep_store_cache(&client, &event).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn keep_store_cache(
+    client: &Client,
+    event: &Event,
+) -> Result<FollowUp, store_api::Error> {
+    let followed = follow_up(client, event).await?;
+    match &followed {
+        FollowUp::Product(product) => {
+            client.store_cache().put_product(Product::clone(product));
+        }
+        FollowUp::ProductDeleted(id) => {
+            client.store_cache().remove_product(id);
+        }
+        _ => {}
+    }
+    Ok(followed)
+}

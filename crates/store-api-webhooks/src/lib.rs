@@ -15,6 +15,6 @@ mod verifier;
 pub use error::{PayloadError, WebhookError};
 pub use event::{Event, EventData, Resource, Topic};
 #[cfg(feature = "client")]
-pub use follow_up::{FollowUp, follow_up};
+pub use follow_up::{FollowUp, follow_up, keep_store_cache};
 pub use signature::{SIGNATURE_HEADER, sign};
 pub use verifier::{DEFAULT_MAX_BODY_BYTES, Verifier};

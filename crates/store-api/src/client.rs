@@ -9,7 +9,6 @@ use std::time::Duration;
 use store_api_raw::KeyHandle;
 use store_api_raw::hooks::set_api_key;
 
-use crate::cache::TtlCell;
 use crate::config::{ConfigError, EnvSettings};
 use crate::error::{Error, Result};
 pub use crate::handle::Client;
@@ -18,11 +17,12 @@ use crate::hook::RequestHook;
 use crate::limiter::Limiter;
 use crate::network::{Network, ReqwestNetwork};
 use crate::operation::operation;
-use crate::query::{CatalogQuery, ProductQuery};
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
 use crate::settings::MAX_DURATION_SETTING;
+use crate::store_cache::keeper::Keeper;
+use crate::store_cache::{self, StoreCache};
 use crate::transport::ClientTransport;
 use crate::validate::StoreSnapshot;
 
@@ -45,8 +45,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// a hostile host) fails with [`Error::ResponseTooLarge`] instead of growing memory.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
 
-/// How long pre-flight validation trusts its copy of the catalog and products unless
-/// [`ClientBuilder::cache_ttl`] sets another: 5 minutes.
+/// How long pre-flight validation trusts its copy of the catalog and products before it reads what
+/// changed (in the background) unless [`ClientBuilder::cache_ttl`] sets another: 5 minutes.
 pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
 
 /// The User-Agent header unless [`ClientBuilder::user_agent`] sets another.
@@ -158,20 +158,21 @@ impl Client {
         Orders::new(self)
     }
 
-    /// The catalog and products pre-flight validation uses, from the cache when fresh.
+    /// The catalog and products pre-flight validation uses: [`StoreCache::snapshot`].
     pub async fn store_snapshot(&self) -> Result<Arc<StoreSnapshot>> {
-        let fetch = async {
-            Ok(StoreSnapshot::new(
-                self.catalog().collect_all(&CatalogQuery::new()).await?,
-                self.products().collect_all(&ProductQuery::new()).await?,
-            ))
-        };
-        self.inner.cache.get_or_fetch(fetch).await
+        self.store_cache().snapshot().await
     }
 
-    /// Drops the cached catalog and products; the next validation fetches them again.
+    /// The client's copy of the store: how pre-flight validation's catalog and products are read,
+    /// refreshed, saved and restored (see [`store_cache`]).
+    pub fn store_cache(&self) -> StoreCache<'_> {
+        StoreCache::new(self)
+    }
+
+    /// Drops the cached catalog and products; the next validation fetches them again
+    /// ([`StoreCache::clear`]).
     pub async fn clear_cache(&self) {
-        self.inner.cache.clear().await;
+        self.store_cache().clear();
     }
 }
 
@@ -193,6 +194,8 @@ pub struct ClientBuilder {
     retry: Option<RetryPolicy>,
     submit_retry: Option<RetryPolicy>,
     cache_ttl: Option<Duration>,
+    reconcile_interval: Option<Duration>,
+    foreground_refresh: bool,
     max_pause: Option<Duration>,
     root_certificates: Vec<RootCertificate>,
     allow_insecure_http: bool,
@@ -372,10 +375,28 @@ impl ClientBuilder {
         self
     }
 
-    /// How long pre-flight validation trusts its copy of the catalog and products (default
-    /// [`DEFAULT_CACHE_TTL`], 5 minutes).
+    /// How long pre-flight validation trusts its copy of the catalog and products before reading what
+    /// changed since (default [`DEFAULT_CACHE_TTL`], 5 minutes). The read is incremental (a page per
+    /// list and one per 100 changes) and runs in the background unless
+    /// [`background_refresh`](Self::background_refresh) is off; see [`store_cache`].
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = Some(ttl);
+        self
+    }
+
+    /// How often the whole store is read again, in the background, to see removals that an incremental
+    /// read cannot (default [`store_cache::DEFAULT_RECONCILE_INTERVAL`], an hour; `Duration::MAX` for
+    /// never).
+    pub fn reconcile_interval(mut self, interval: Duration) -> Self {
+        self.reconcile_interval = Some(interval);
+        self
+    }
+
+    /// Whether a read of the store that falls due runs in the background while validation uses the copy
+    /// it has (on, the default: what a service wants), or before the validation that finds it due (off:
+    /// for a short-lived process, such as a command line, that would end before a background read).
+    pub fn background_refresh(mut self, background: bool) -> Self {
+        self.foreground_refresh = !background;
         self
     }
 
@@ -506,7 +527,14 @@ impl ClientBuilder {
                 store_id,
                 base_url,
                 submit_policy,
-                cache: TtlCell::new(self.cache_ttl.unwrap_or(DEFAULT_CACHE_TTL)),
+                cache: Keeper::new(store_cache::Settings {
+                    ttl: self.cache_ttl.unwrap_or(DEFAULT_CACHE_TTL),
+                    reconcile_every: self
+                        .reconcile_interval
+                        .unwrap_or(store_cache::DEFAULT_RECONCILE_INTERVAL),
+                    background: !self.foreground_refresh,
+                    reconcile_pause: store_cache::RECONCILE_PAGE_PAUSE,
+                }),
                 limiter,
                 transport,
                 shared_limiter,

@@ -4,12 +4,11 @@
 
 use std::sync::Arc;
 
-use crate::cache::TtlCell;
 use crate::limiter::Limiter;
 use crate::ratelimit::RateLimiter;
 use crate::retry::RetryPolicy;
+use crate::store_cache::keeper::Keeper;
 use crate::transport::ClientTransport;
-use crate::validate::StoreSnapshot;
 
 /// A Store API client for one store. Cheap to clone; clones share the connection pool, the rate limiter
 /// and the caches. `Send + Sync`. Its `Debug` never shows the key.
@@ -37,7 +36,7 @@ pub(crate) struct Inner {
     pub store_id: String,
     pub base_url: String,
     pub submit_policy: RetryPolicy,
-    pub cache: TtlCell<StoreSnapshot>,
+    pub cache: Keeper,
     pub limiter: RateLimiter,
     pub transport: Arc<ClientTransport>,
     /// What the transport asks before each request: `limiter` unless the builder was given another.

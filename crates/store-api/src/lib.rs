@@ -2,7 +2,6 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod cache;
 mod client;
 mod config;
 mod difference;
@@ -22,6 +21,7 @@ mod request;
 mod resources;
 mod retry;
 mod settings;
+pub mod store_cache;
 mod submit;
 mod transport;
 pub mod validate;
@@ -49,4 +49,6 @@ pub use retry::{Jitter, RetryPolicy};
 pub use settings::MAX_DURATION_SETTING;
 pub use store_api_raw::tls::install_crypto_provider;
 pub use store_api_raw::{ApiKey, KeyHandle};
-pub use submit::{Attempt, AttemptResult, Submission, Submitted, new_external_order_id};
+pub use submit::{
+    Attempt, AttemptResult, Submission, SubmitOptions, Submitted, new_external_order_id,
+};

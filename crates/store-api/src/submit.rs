@@ -13,7 +13,7 @@ use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::settings::{deadline_after, later};
 use crate::transport::KeyChoice;
-use crate::validate;
+use crate::validate::{self, Violation, ViolationKind};
 
 /// A new external order id: a UUID v7 (time-ordered, so ids sort by creation in your database too).
 ///
@@ -123,7 +123,57 @@ impl Submission {
     }
 }
 
+/// Options of one submission, for [`Orders::submit_with`]; [`Orders::submit`] uses the defaults.
+///
+/// ```no_run
+/// # async fn run(client: store_api::Client, order: store_api::IdentifiedOrder) -> Result<(), store_api::Error> {
+/// use store_api::SubmitOptions;
+/// // The service validates every order: skipping the local check saves the first read of a large store.
+/// let submission = client
+///     .orders()
+///     .submit_with(&order, &SubmitOptions::new().preflight(false))
+///     .await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use]
+pub struct SubmitOptions {
+    preflight: bool,
+}
+
+impl Default for SubmitOptions {
+    fn default() -> Self {
+        SubmitOptions { preflight: true }
+    }
+}
+
+impl SubmitOptions {
+    /// The defaults: pre-flight validation on.
+    pub fn new() -> Self {
+        SubmitOptions::default()
+    }
+
+    /// Whether the order is checked locally against the client's copy of the store before it is sent
+    /// (on by default). Off, nothing is read before the `POST` and the service's own 400 reports a
+    /// refused order (nothing is billed either way).
+    pub fn preflight(mut self, check: bool) -> Self {
+        self.preflight = check;
+        self
+    }
+}
+
 impl Orders<'_> {
+    /// [`Orders::submit`] with [`SubmitOptions`] (to skip the pre-flight check, say).
+    pub async fn submit_with(
+        &self,
+        order: &IdentifiedOrder,
+        options: &SubmitOptions,
+    ) -> Result<Submission> {
+        self.submit_checked(order, options.preflight).await
+    }
+
     /// Creates an order **exactly once**, however often the network fails.
     ///
     /// The request carries an `externalOrderId` by its type ([`IdentifiedOrder`], made by
@@ -179,6 +229,10 @@ impl Orders<'_> {
     /// # }
     /// ```
     pub async fn submit(&self, order: &IdentifiedOrder) -> Result<Submission> {
+        self.submit_checked(order, true).await
+    }
+
+    async fn submit_checked(&self, order: &IdentifiedOrder, preflight: bool) -> Result<Submission> {
         // The type guarantees an id that a lookup can find: a retry is reconciled by looking it up.
         let external_id = order.external_order_id();
         let order = order.as_request();
@@ -193,7 +247,12 @@ impl Orders<'_> {
             .max_elapsed
             .saturating_add(transport.max_pause)
             .saturating_add(timeout);
-        match self.preflight(order).await {
+        let checked = if preflight {
+            self.preflight(order).await
+        } else {
+            Ok(())
+        };
+        match checked {
             Ok(()) => {}
             Err(refusal @ Error::Invalid { .. }) => {
                 let settle_by = deadline_after(settle_time);
@@ -334,16 +393,32 @@ impl Orders<'_> {
         crate::operation::send(client, request).await
     }
 
-    /// Runs the service's order rules locally against the cached catalog and products; `Ok` when the
-    /// service would accept the request as far as can be known without sending it.
+    /// Runs the service's order rules locally against the client's copy of the catalog and products
+    /// (see [`store_cache`](crate::store_cache)); `Ok` when the service would accept the request as far
+    /// as can be known without sending it.
+    ///
+    /// A refusal that the store's data decides (a SKU the copy does not know, a product it holds as
+    /// archived, a discontinued variant or blank, a method or location a blank lacks) is checked again
+    /// after one incremental read of what changed since the copy was read, so a stale copy never
+    /// refuses a good order. Refusals of the request's own shape cost no request.
     pub async fn preflight(&self, order: &NewOrder) -> Result<()> {
         let fields = validate::validate_fields(order);
         if !fields.is_empty() {
             return Err(Error::Invalid { violations: fields });
         }
-        let snapshot = self.client.store_snapshot().await?;
-        validate::validate_order(order, snapshot.as_ref())
-            .map(drop)
+        let cache = self.client.store_cache();
+        let snapshot = cache.snapshot().await?;
+        let refusal = match validate::validate_order(order, snapshot.as_ref()) {
+            Ok(()) => return Ok(()),
+            Err(violations) => violations,
+        };
+        if !refusal.iter().any(changes_with_the_store) {
+            return Err(Error::Invalid {
+                violations: refusal,
+            });
+        }
+        let fresh = cache.refresh_since(&snapshot).await?;
+        validate::validate_order(order, fresh.as_ref())
             .map_err(|violations| Error::Invalid { violations })
     }
 
@@ -599,4 +674,22 @@ fn attempt(number: u32, result: AttemptResult, started: Instant) -> Attempt {
         result,
         elapsed: started.elapsed(),
     }
+}
+
+/// Whether a refusal rests on data of the store that changes in the app (products, their status and
+/// variants, the blanks offered and what they support), so that a copy read earlier may be out of date.
+/// A print area's size is the blank's physical fact, and the request's own shape is the request's.
+fn changes_with_the_store(violation: &Violation) -> bool {
+    matches!(
+        violation.kind,
+        ViolationKind::ProductNotFound
+            | ViolationKind::VariantSkuMismatch
+            | ViolationKind::ProductNotOrderable
+            | ViolationKind::VariantUnavailable
+            | ViolationKind::CatalogVariantNotFound
+            | ViolationKind::CatalogVariantUnavailable
+            | ViolationKind::MethodNotAvailableForProduct
+            | ViolationKind::LocationNotAvailableForProduct
+            | ViolationKind::MethodNotAvailableForLocation
+    )
 }

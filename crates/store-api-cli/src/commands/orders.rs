@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
 use store_api::{
-    AttemptResult, Client, IdentifiedOrder, NewOrder, OrderQuery, Submitted, new_external_order_id,
+    AttemptResult, Client, IdentifiedOrder, NewOrder, OrderQuery, SubmitOptions, Submitted,
+    new_external_order_id,
 };
 use store_api_fixtures::durable::replace_file;
 
@@ -27,17 +28,23 @@ use crate::session::Session;
 pub async fn run(command: OrdersCommand, session: &Session, out: Output) -> Result<(), CliError> {
     let client = &session.client;
     match command {
-        OrdersCommand::Create { file, dry_run } => create(client, &file, dry_run, out).await,
+        OrdersCommand::Create {
+            file,
+            dry_run,
+            no_preflight,
+        } => create(session, &file, dry_run, !no_preflight, out).await,
         OrdersCommand::Submit {
             file,
             external_id,
             lock_timeout,
+            no_preflight,
         } => {
             submit(
-                client,
+                session,
                 &file,
                 external_id,
                 Duration::from_secs(lock_timeout),
+                !no_preflight,
                 out,
             )
             .await
@@ -71,9 +78,20 @@ fn show(order: &Order, out: Output) -> Result<(), CliError> {
     Ok(())
 }
 
-async fn create(client: &Client, file: &Path, dry_run: bool, out: Output) -> Result<(), CliError> {
+async fn create(
+    session: &Session,
+    file: &Path,
+    dry_run: bool,
+    preflight: bool,
+    out: Output,
+) -> Result<(), CliError> {
+    let client = &session.client;
     let order = read_order(file)?;
-    client.orders().preflight(&order).await?;
+    if preflight {
+        session
+            .with_store_copy(out, client.orders().preflight(&order))
+            .await?;
+    }
     if dry_run {
         out.json(&serde_json::json!({ "valid": true }))?;
         out.line("pre-flight check passed: the request keeps every rule of the service (--dry-run, nothing sent)");
@@ -107,12 +125,14 @@ struct SubmitResult<'a> {
 }
 
 async fn submit(
-    client: &Client,
+    session: &Session,
     file: &Path,
     external_id: Option<String>,
     lock_timeout: Duration,
+    preflight: bool,
     out: Output,
 ) -> Result<(), CliError> {
+    let client = &session.client;
     // Held to the end of this function: from the read of the file to the end of the submission.
     let (_lock, target) = if external_id.is_none() && !crate::input::is_stdin(file) {
         lock_order_file(file, lock_timeout).await?
@@ -158,7 +178,14 @@ async fn submit(
     };
     // The same exit code as before the type carried the rule: an unusable id is an invalid argument.
     let order = IdentifiedOrder::try_from(order).map_err(|e| CliError::Api(e.into()))?;
-    let submission = client.orders().submit(&order).await?;
+    let orders = client.orders();
+    let options = SubmitOptions::new().preflight(preflight);
+    let submitting = orders.submit_with(&order, &options);
+    let submission = if preflight {
+        session.with_store_copy(out, submitting).await?
+    } else {
+        submitting.await?
+    };
     let attempts = submission.attempts.len();
     let this_run = submission
         .attempts

@@ -15,6 +15,9 @@ pub struct Env {
     pub emu: Emulator,
     pub store: String,
     pub key: String,
+    /// `XDG_CACHE_HOME` of this emulator's runs: the copy of the store they keep between them, apart
+    /// from the user's own and from other tests'.
+    pub cache: tempfile::TempDir,
     // Dropped last: it runs the emulator.
     _runtime: tokio::runtime::Runtime,
 }
@@ -55,6 +58,7 @@ impl Env {
         Env {
             store: store.id,
             key: store.api_key,
+            cache: tempfile::tempdir().unwrap(),
             emu,
             _runtime: runtime,
         }
@@ -65,7 +69,8 @@ impl Env {
         let mut cmd = bare();
         cmd.env("STORE_API_BASE_URL", self.emu.base_url())
             .env("STORE_API_STORE_ID", &self.store)
-            .env("STORE_API_KEY", &self.key);
+            .env("STORE_API_KEY", &self.key)
+            .env("XDG_CACHE_HOME", self.cache.path());
         cmd
     }
 
@@ -84,7 +89,8 @@ impl Env {
         cmd.env("STORE_API_CONFIG", "/nonexistent/store-api/config.toml");
         cmd.env("STORE_API_BASE_URL", self.emu.base_url())
             .env("STORE_API_STORE_ID", &self.store)
-            .env("STORE_API_KEY", &self.key);
+            .env("STORE_API_KEY", &self.key)
+            .env("XDG_CACHE_HOME", self.cache.path());
         cmd
     }
 
@@ -124,6 +130,12 @@ pub fn bare() -> Command {
     cmd.env_remove("STORE_API_PROFILE")
         .env("STORE_API_CONFIG", "/nonexistent/store-api/config.toml");
     cmd.env("NO_COLOR", "1");
+    // Never the user's own cache directory: a folder of this test process's (an `Env` sets its own).
+    cmd.env(
+        "XDG_CACHE_HOME",
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("cli-cache-{}", std::process::id())),
+    );
     cmd
 }
 

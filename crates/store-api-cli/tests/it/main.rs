@@ -9,6 +9,8 @@ mod reads;
 mod artworks;
 // orders create|submit|list|get|find.
 mod orders;
+// Issue 34: the copy of the store kept on disk between runs.
+mod store_copy;
 // orders watch, with and without --advance.
 mod watch;
 // webhooks verify, placement fit, completions.

@@ -75,6 +75,10 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
             put(update_product).delete(delete_product),
         )
         .route(
+            "/catalog-products/{catalogProductId}",
+            put(update_catalog_product),
+        )
+        .route(
             "/faults",
             get(pending_faults).post(inject_fault).delete(clear_faults),
         )
@@ -269,6 +273,22 @@ async fn update_product(
         product,
     )
     .map(wire_json)
+}
+
+async fn update_catalog_product(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+    request: Body,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = param(&params, "catalogProductId");
+    let mut value: serde_json::Value = serde_json::from_slice(&body::read(request).await?)
+        .map_err(|e| ApiError::BadRequest(format!("The request body is not valid JSON: {e}")))?;
+    // The path names the blank; a body need not repeat its id.
+    if let Some(object) = value.as_object_mut() {
+        object.insert("id".into(), serde_json::Value::String(id.clone()));
+    }
+    let product: types::CatalogProduct = body::decode(value.to_string().as_bytes())?;
+    control::update_catalog_product(&shared, &id, product).map(wire_json)
 }
 
 async fn delete_product(

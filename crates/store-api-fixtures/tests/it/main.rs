@@ -30,5 +30,7 @@ mod rate_limit;
 mod safety;
 /// Persisting the state across restarts.
 mod state_file;
+/// `updatedAt` moves on every change of a product or catalog product; `sort[updatedAt]` follows it.
+mod updated_at;
 /// Webhook delivery: payload, signature, retries, topics, product events, key rotation.
 mod webhooks;
