@@ -47,7 +47,7 @@ async fn a_refresh_reads_one_page_per_list_and_one_per_hundred_changes() {
     assert!(filled.full);
     // The seeded products and 250 copies: 3 pages of 100.
     assert_eq!(filled.product_pages, 3);
-    let store_size = cache.current().unwrap().products().len();
+    let store_size = cache.current().unwrap().products().count();
     assert_eq!(store_size, 260);
     for changes in [0usize, 1, 99, 100, 150] {
         for n in 0..changes {
@@ -78,7 +78,6 @@ async fn a_refresh_reads_one_page_per_list_and_one_per_hundred_changes() {
         for n in 0..changes {
             let held = copy
                 .products()
-                .iter()
                 .find(|p| p.id == format!("prod_copy_{n}"))
                 .unwrap();
             assert_eq!(
@@ -86,7 +85,7 @@ async fn a_refresh_reads_one_page_per_list_and_one_per_hundred_changes() {
                 Some(format!("renamed {changes}/{n}").as_str())
             );
         }
-        assert_eq!(copy.products().len(), store_size);
+        assert_eq!(copy.products().count(), store_size);
     }
 }
 
@@ -170,7 +169,7 @@ async fn a_due_refresh_runs_in_the_background_while_validation_uses_the_copy_it_
         client
             .store_cache()
             .current()
-            .is_some_and(|copy| copy.products().iter().any(|p| p.id == "prod_copy_7"))
+            .is_some_and(|copy| copy.products().any(|p| p.id == "prod_copy_7"))
     })
     .await;
     assert!(found, "the background refresh brought the new product");
@@ -204,12 +203,8 @@ async fn removals_reach_the_copy_by_webhook_and_by_a_full_read_when_the_counts_d
             .unwrap();
     }
     let copy = client.store_cache().current().unwrap();
-    assert!(!copy.products().iter().any(|p| p.id == "prod_copy_0"));
-    let held = copy
-        .products()
-        .iter()
-        .find(|p| p.id == "prod_copy_1")
-        .unwrap();
+    assert!(!copy.products().any(|p| p.id == "prod_copy_0"));
+    let held = copy.products().find(|p| p.id == "prod_copy_1").unwrap();
     assert_eq!(held.name.as_deref(), Some("by webhook"));
 
     // Without webhooks: an incremental read cannot see a removal, but the service's count says
@@ -223,8 +218,8 @@ async fn removals_reach_the_copy_by_webhook_and_by_a_full_read_when_the_counts_d
     let mut gone = false;
     for _ in 0..500 {
         // Each look starts the read that is due, in the background (the TTL is zero).
-        let copy = background.store_snapshot().await.unwrap();
-        if !copy.products().iter().any(|p| p.id == "prod_copy_2") {
+        let copy = background.store_cache().snapshot().await.unwrap();
+        if !copy.products().any(|p| p.id == "prod_copy_2") {
             gone = true;
             break;
         }
@@ -253,8 +248,8 @@ async fn a_saved_copy_restores_into_its_own_store_only() {
         .unwrap();
     let restored = later.store_cache().current().unwrap();
     assert_eq!(
-        restored.products().len(),
-        client.store_cache().current().unwrap().products().len()
+        restored.products().count(),
+        client.store_cache().current().unwrap().products().count()
     );
     assert_eq!(
         later.store_cache().refreshed_at(),

@@ -14,8 +14,7 @@ use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 use store_api::Client;
-use store_api::store_cache::{Collection, SavedStoreCache};
-use store_api::validate::StoreSnapshot;
+use store_api::store_cache::{Collection, SavedStoreCache, StoreCopy};
 
 use crate::error::CliError;
 use crate::output::Output;
@@ -29,7 +28,9 @@ pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 #[derive(Debug)]
 pub struct DiskCopy {
     path: Option<PathBuf>,
-    loaded: Option<Arc<StoreSnapshot>>,
+    /// The copy as loaded, and when it had been read.
+    loaded: Option<Arc<StoreCopy>>,
+    loaded_read_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl DiskCopy {
@@ -53,6 +54,7 @@ impl DiskCopy {
         DiskCopy {
             path,
             loaded: client.store_cache().current(),
+            loaded_read_at: client.store_cache().refreshed_at(),
         }
     }
 
@@ -98,7 +100,7 @@ impl DiskCopy {
         Ok(())
     }
 
-    /// Writes the client's copy back when it changed since [`DiskCopy::load`]. A failure to write is
+    /// Writes the client's copy back when it changed, or was read again, since [`DiskCopy::load`]. A failure to write is
     /// reported on stderr and is not an error: the next run reads the store again.
     pub fn save(&self, client: &Client) {
         let (Some(path), Some(saved)) = (&self.path, client.store_cache().save()) else {
@@ -106,7 +108,10 @@ impl DiskCopy {
         };
         let current = client.store_cache().current();
         let unchanged = match (&self.loaded, &current) {
-            (Some(loaded), Some(current)) => Arc::ptr_eq(loaded, current),
+            (Some(loaded), Some(current)) => {
+                Arc::ptr_eq(loaded, current)
+                    && self.loaded_read_at == client.store_cache().refreshed_at()
+            }
             _ => false,
         };
         if unchanged {

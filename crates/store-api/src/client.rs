@@ -158,9 +158,11 @@ impl Client {
         Orders::new(self)
     }
 
-    /// The catalog and products pre-flight validation uses: [`StoreCache::snapshot`].
+    /// The catalog and products pre-flight validation uses, as one [`StoreSnapshot`]: the copy
+    /// [`StoreCache::snapshot`] gives, made into one snapshot (the copy's own base while nothing changed
+    /// since it was read whole; else a copy of it, made once per change).
     pub async fn store_snapshot(&self) -> Result<Arc<StoreSnapshot>> {
-        self.store_cache().snapshot().await
+        Ok(self.store_cache().snapshot().await?.to_snapshot())
     }
 
     /// The client's copy of the store: how pre-flight validation's catalog and products are read,

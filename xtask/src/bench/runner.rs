@@ -104,6 +104,12 @@ pub const SUITE: &[Bench] = &[
         profile: Profile::Release,
     },
     Bench {
+        package: "store-api-tests",
+        name: "store_scale",
+        measures: "pre-flight at merchant scale (20,000 products)",
+        profile: Profile::Release,
+    },
+    Bench {
         package: "store-api-fixtures",
         name: "throughput",
         measures: "emulator throughput",

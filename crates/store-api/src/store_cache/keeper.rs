@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::merge::fold;
+use super::copy::{StoreCopy, newer};
 use super::versioned::Held;
 use crate::model::{CatalogProduct, Product};
-use crate::validate::StoreSnapshot;
 
 /// How the copy is kept: the client builder's settings.
 #[derive(Debug, Clone, Copy)]
@@ -30,9 +29,9 @@ pub(crate) struct Settings {
 /// One state of the copy.
 #[derive(Debug)]
 pub(crate) struct Kept {
-    pub snapshot: Arc<StoreSnapshot>,
-    pub catalog: Held,
-    pub products: Held,
+    pub copy: Arc<StoreCopy>,
+    pub catalog: Arc<Held>,
+    pub products: Arc<Held>,
     /// The last read (any kind) that completed.
     pub refreshed_at: DateTime<Utc>,
     /// The last full read.
@@ -53,13 +52,47 @@ impl Kept {
         generation: u64,
     ) -> Kept {
         Kept {
-            catalog: Held::of(&catalog),
-            products: Held::of(&products),
-            snapshot: Arc::new(StoreSnapshot::new(catalog, products)),
+            catalog: Arc::new(Held::of(&catalog)),
+            products: Arc::new(Held::of(&products)),
+            copy: Arc::new(StoreCopy::new(catalog, products)),
             refreshed_at,
             reconciled_at,
             generation,
             counts_differ: false,
+        }
+    }
+
+    /// This copy with `catalog` and `products` (as the service has them now, older than nothing held)
+    /// put in and the products `removed` taken out: a layer of the changes, not a copy of the store.
+    pub fn with_changes(
+        &self,
+        catalog: Vec<CatalogProduct>,
+        products: Vec<Product>,
+        removed: &[&str],
+        refreshed_at: DateTime<Utc>,
+        generation: u64,
+    ) -> Kept {
+        Kept {
+            catalog: Arc::new(self.catalog.updated(&catalog, &[])),
+            products: Arc::new(self.products.updated(&products, removed)),
+            copy: Arc::new(self.copy.with_changes(catalog, products, removed)),
+            refreshed_at,
+            reconciled_at: self.reconciled_at,
+            generation,
+            counts_differ: self.counts_differ,
+        }
+    }
+
+    /// The same copy, read again at `refreshed_at` and found unchanged: shares everything.
+    pub fn read_again(&self, refreshed_at: DateTime<Utc>, generation: u64) -> Kept {
+        Kept {
+            copy: self.copy.clone(),
+            catalog: self.catalog.clone(),
+            products: self.products.clone(),
+            refreshed_at,
+            reconciled_at: self.reconciled_at,
+            generation,
+            counts_differ: self.counts_differ,
         }
     }
 
@@ -115,14 +148,34 @@ impl Keeper {
         kept
     }
 
-    /// Replaces the copy in one step with `change` applied to the current one (under the lock, so two
-    /// changes never lose each other).
-    pub fn change(&self, change: impl FnOnce(Option<&Kept>) -> Option<Kept>) -> Option<Arc<Kept>> {
-        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-        let next = change(state.as_deref())?;
-        let next = Arc::new(next);
-        *state = Some(next.clone());
-        Some(next)
+    /// Replaces the copy with `change` applied to the current one. The next copy is built outside the
+    /// lock (at 20,000 products that takes a good part of a second, which no validation may wait for)
+    /// and swapped in only if no other change landed meanwhile; otherwise it is built again on top of
+    /// that one, so two changes never lose each other.
+    pub fn change(&self, change: impl FnMut(Option<&Kept>) -> Option<Kept>) -> Option<Arc<Kept>> {
+        self.change_retiring(change).map(|(next, _)| next)
+    }
+
+    /// [`Keeper::change`], handing back the copy it replaced, for the caller to let go of where
+    /// freeing it costs no one a wait (see `read::retire`).
+    pub fn change_retiring(
+        &self,
+        mut change: impl FnMut(Option<&Kept>) -> Option<Kept>,
+    ) -> Option<(Arc<Kept>, Option<Arc<Kept>>)> {
+        loop {
+            let base = self.current();
+            let next = Arc::new(change(base.as_deref())?);
+            let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+            let unchanged = match (state.as_ref(), base.as_ref()) {
+                (Some(now), Some(base)) => Arc::ptr_eq(now, base),
+                (None, None) => true,
+                _ => false,
+            };
+            if unchanged {
+                let replaced = state.replace(next.clone());
+                return Some((next, replaced));
+            }
+        }
     }
 
     pub fn clear(&self) {
@@ -134,15 +187,17 @@ impl Keeper {
         self.install(Kept { generation, ..kept });
     }
 
-    /// Folds one product as the service has it now into the copy (no copy yet: nothing to do).
+    /// Puts one product as the service has it now into the copy (no copy yet: nothing to do; a
+    /// product older than the one held: nothing changes).
     pub fn put_product(&self, product: Product) -> bool {
         self.change(|now| {
             let now = now?;
-            Some(Kept::new(
-                now.snapshot.catalog().to_vec(),
-                fold(now.snapshot.products(), vec![product], &[]),
+            let products = newer(vec![product.clone()], &now.products);
+            Some(now.with_changes(
+                Vec::new(),
+                products,
+                &[],
                 now.refreshed_at,
-                now.reconciled_at,
                 now.generation + 1,
             ))
         })
@@ -153,11 +208,11 @@ impl Keeper {
     pub fn remove_product(&self, product_id: &str) -> bool {
         self.change(|now| {
             let now = now?;
-            Some(Kept::new(
-                now.snapshot.catalog().to_vec(),
-                fold(now.snapshot.products(), Vec::new(), &[product_id]),
+            Some(now.with_changes(
+                Vec::new(),
+                Vec::new(),
+                &[product_id],
                 now.refreshed_at,
-                now.reconciled_at,
                 now.generation + 1,
             ))
         })

@@ -44,6 +44,7 @@
 //! # }
 //! ```
 
+mod copy;
 pub(crate) mod keeper;
 mod merge;
 mod read;
@@ -57,6 +58,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+pub use copy::StoreCopy;
 pub(crate) use keeper::Settings;
 use keeper::{Keeper, Kind};
 use read::Reads;
@@ -67,7 +69,6 @@ pub use versioned::Collection;
 use crate::error::Result;
 use crate::handle::Client;
 use crate::model::Product;
-use crate::validate::StoreSnapshot;
 
 /// How often a full read of the store settles removals unless
 /// [`ClientBuilder::reconcile_interval`](crate::ClientBuilder::reconcile_interval) sets another: an hour.
@@ -101,8 +102,8 @@ impl<'a> StoreCache<'a> {
     }
 
     /// The copy as it is, reading nothing: `None` before the first fill.
-    pub fn current(&self) -> Option<Arc<StoreSnapshot>> {
-        self.keeper().current().map(|kept| kept.snapshot.clone())
+    pub fn current(&self) -> Option<Arc<StoreCopy>> {
+        self.keeper().current().map(|kept| kept.copy.clone())
     }
 
     /// When the copy was last read (a refresh or a full read); `None` before the first fill.
@@ -113,8 +114,8 @@ impl<'a> StoreCache<'a> {
     /// The copy pre-flight validation uses: filled first if there is none; a refresh that is due starts
     /// in the background (or, with [`ClientBuilder::background_refresh`](crate::ClientBuilder::background_refresh)
     /// off, runs first).
-    pub async fn snapshot(&self) -> Result<Arc<StoreSnapshot>> {
-        Ok(self.reads().get().await?.snapshot.clone())
+    pub async fn snapshot(&self) -> Result<Arc<StoreCopy>> {
+        Ok(self.reads().get().await?.copy.clone())
     }
 
     /// Reads what changed since the copy was read, now (the first fill when there is no copy).
@@ -150,14 +151,11 @@ impl<'a> StoreCache<'a> {
 
     /// Reads again what changed, unless the copy moved since `seen` was taken from it: what a refusal
     /// is checked against before it is returned.
-    pub(crate) async fn refresh_since(
-        &self,
-        seen: &Arc<StoreSnapshot>,
-    ) -> Result<Arc<StoreSnapshot>> {
+    pub(crate) async fn refresh_since(&self, seen: &Arc<StoreCopy>) -> Result<Arc<StoreCopy>> {
         let keeper = self.keeper();
         let generation = keeper
             .current()
-            .filter(|kept| Arc::ptr_eq(&kept.snapshot, seen))
+            .filter(|kept| Arc::ptr_eq(&kept.copy, seen))
             .map(|kept| kept.generation);
         let Some(generation) = generation else {
             return self.snapshot().await;
@@ -166,7 +164,7 @@ impl<'a> StoreCache<'a> {
             .reads()
             .read_if(Kind::Changes, Some(generation))
             .await?;
-        Ok(kept.snapshot.clone())
+        Ok(kept.copy.clone())
     }
 
     /// Puts a product as the service has it now into the copy: what a `products_create` or

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use chrono::Utc;
 
+use super::copy::newer;
 use super::keeper::{Keeper, Kept, Kind};
-use super::merge::fold;
 use super::report::{Progress, Refreshed};
 use super::walk::{Reach, walk};
 use crate::error::Result;
@@ -133,41 +133,95 @@ impl Reads<'_> {
             took: started.elapsed(),
         };
         let totals = (catalog.total_items, products.total_items);
-        let kept = self
-            .keeper
-            .change(|now| {
+        let build = move |keeper: &Keeper| {
+            keeper.change_retiring(|now| {
                 let generation = now.map_or(0, |k| k.generation + 1);
                 let mut next = match now {
                     // Cleared while the read ran: the changes alone are no copy.
                     None if !whole => return None,
-                    Some(now) if !whole => Kept::new(
-                        fold(now.snapshot.catalog(), catalog.items, &[]),
-                        fold(now.snapshot.products(), products.items, &[]),
+                    // Nothing new: the same copy, read again (no rebuild at any size).
+                    Some(now)
+                        if !whole
+                            && catalog.items.iter().all(|i| now.catalog.holds_unchanged(i))
+                            && products
+                                .items
+                                .iter()
+                                .all(|i| now.products.holds_unchanged(i)) =>
+                    {
+                        now.read_again(read_at, generation)
+                    }
+                    Some(now) if !whole => now.with_changes(
+                        newer(catalog.items.clone(), &now.catalog),
+                        newer(products.items.clone(), &now.products),
+                        &[],
                         read_at,
-                        now.reconciled_at,
                         generation,
                     ),
-                    _ => Kept::new(catalog.items, products.items, read_at, read_at, generation),
+                    _ => Kept::new(
+                        catalog.items.clone(),
+                        products.items.clone(),
+                        read_at,
+                        read_at,
+                        generation,
+                    ),
                 };
                 next.counts_differ = totals
                     != (
-                        next.snapshot.catalog().len() as u64,
-                        next.snapshot.products().len() as u64,
+                        next.copy.catalog().count() as u64,
+                        next.copy.products().count() as u64,
                     );
                 Some(next)
             })
-            .ok_or_else(|| {
-                crate::Error::invalid_argument(
-                    "the copy of the store was cleared while it was read; read it again",
-                )
-            })?;
+        };
+        // Building the next copy is CPU work proportional to the store, and so is freeing the one it
+        // replaces: both off the async workers, so a submission on the same runtime never waits
+        // behind them (a validation still holding the old copy would otherwise free it when done).
+        let built = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let client = self.client.clone();
+                let built = runtime
+                    .spawn_blocking(move || build(&client.inner.cache))
+                    .await
+                    .ok()
+                    .flatten();
+                built.map(|(kept, replaced)| {
+                    if let Some(replaced) = replaced {
+                        runtime.spawn_blocking(move || retire(replaced));
+                    }
+                    kept
+                })
+            }
+            Err(_) => build(self.keeper).map(|(kept, _)| kept),
+        };
+        let kept = built.ok_or_else(|| {
+            crate::Error::invalid_argument(
+                "the copy of the store was cleared while it was read; read it again",
+            )
+        })?;
         if kept.counts_differ {
             tracing::info!(
                 service = ?totals,
-                copy = ?(kept.snapshot.catalog().len(), kept.snapshot.products().len()),
+                copy = ?(kept.copy.catalog().count(), kept.copy.products().count()),
                 "the service counts other numbers of catalog products and products than the copy holds; a full read settles it"
             );
         }
         Ok((kept, Some(refreshed)))
     }
+}
+
+/// How long a replaced copy waits for the validations still holding it before it is freed anyway (by
+/// whichever holder lets go last).
+const RETIRE_WAIT: Duration = Duration::from_secs(1);
+
+/// Frees a replaced copy on this (blocking) thread once no validation holds it any more, waiting at
+/// most [`RETIRE_WAIT`]: freeing 20,000 products takes a noticeable time, which would otherwise fall
+/// on the validation that let go of the copy last.
+fn retire(replaced: Arc<Kept>) {
+    let started = std::time::Instant::now();
+    while (Arc::strong_count(&replaced) > 1 || Arc::strong_count(&replaced.copy) > 1)
+        && started.elapsed() < RETIRE_WAIT
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(replaced);
 }

@@ -71,8 +71,8 @@ impl SavedStoreCache {
             store_id: store_id.to_owned(),
             refreshed_at: kept.refreshed_at,
             reconciled_at: kept.reconciled_at,
-            catalog: kept.snapshot.catalog().to_vec(),
-            products: kept.snapshot.products().to_vec(),
+            catalog: kept.copy.catalog().cloned().collect(),
+            products: kept.copy.products().cloned().collect(),
         }
     }
 

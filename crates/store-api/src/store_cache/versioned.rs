@@ -74,8 +74,25 @@ impl Held {
         held
     }
 
+    /// These stamps with `changes` put in and `removed` taken out.
+    pub fn updated<'a, T: Versioned + 'a>(
+        &self,
+        changes: impl IntoIterator<Item = &'a T>,
+        removed: &[&str],
+    ) -> Held {
+        let mut stamps = self.stamps.clone();
+        for id in removed {
+            stamps.remove(*id);
+        }
+        for item in changes {
+            stamps.insert(item.id().to_owned(), item.updated_at());
+        }
+        let newest = stamps.values().copied().max().flatten();
+        Held { stamps, newest }
+    }
+
     /// Whether `item` is one the copy holds as it is (same `updatedAt`).
-    fn holds_unchanged<T: Versioned>(&self, item: &T) -> bool {
+    pub fn holds_unchanged<T: Versioned>(&self, item: &T) -> bool {
         self.stamps.get(item.id()) == Some(&item.updated_at())
     }
 }
