@@ -124,6 +124,7 @@ async fn each_deviation_of_the_emulator_is_reported_as_exactly_that_assumption_d
         Deviation::NullFieldsAsAbsent,
         Deviation::ConflictBeforeValidation,
         Deviation::EmptyIdsRefused,
+        Deviation::NormalisesAddresses,
     ];
     for deviation in Deviation::ALL {
         let (emu, report) = diagnosed(false, Some(*deviation), DoctorOptions::default()).await;

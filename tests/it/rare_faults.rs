@@ -267,3 +267,45 @@ async fn the_store_wide_pause_is_capped() {
         "{waited:?}"
     );
 }
+
+// Issue 35, defect 14: a service that keeps the address normalised ("texas" as TX, a phone's
+// punctuation dropped, an empty field omitted) answers the retry after a lost 201 with a 409 for the
+// same order: it is the order this run billed, not an external id reused.
+#[tokio::test]
+async fn an_order_kept_normalised_by_the_service_is_the_same_order_after_a_lost_answer() {
+    let emu = store_api_fixtures::Emulator::builder()
+        .rate_limit(false)
+        .network_downloads(false)
+        .deviate(store_api_fixtures::Deviation::NormalisesAddresses)
+        .start()
+        .await
+        .unwrap();
+    let proxy = FaultProxy::start(
+        emu.origin(),
+        FaultPlan::first_post(&[Fault::ServerErrorAfterCommit], 0),
+    )
+    .await;
+    let mut address = shipping_address();
+    address["firstName"] = json!("  Ada ");
+    address["phone"] = json!("+1 (512) 555-0100");
+    address["address"]["stateOrProvince"] = json!("texas");
+    address["address"]["apartmentOrSuite"] = json!("");
+    let order = order_from(json!({
+        "externalOrderId": new_external_order_id(),
+        "lineItems": [{ "sku": "AA-TEE-SUN-BLK-M", "quantity": 1 }],
+        "shippingAddress": address,
+    }));
+    let submission = through(&proxy, &emu, 10)
+        .orders()
+        .submit(&identified(order))
+        .await
+        .unwrap();
+    let held = submission.order().shipping_address.clone().unwrap();
+    assert_eq!(
+        held.address.unwrap().state_or_province.as_deref(),
+        Some("TX"),
+        "the emulator kept it normalised"
+    );
+    assert!(matches!(submission.submitted, Submitted::AlreadyExisted(_)));
+    assert_eq!(emu.order_count(ALPHA), 1);
+}

@@ -175,6 +175,12 @@ async fn each_deviant_recording_differs_from_the_default_emulator_where_the_chec
         else {
             panic!("{deviation:?}:\n{report}");
         };
+        if deviation == Deviation::NormalisesAddresses {
+            // A comparison judges the shape of answers, not the values the service chose: an address
+            // answered normalised has the shape of one answered as sent. The check sees it (above).
+            assert!(differing.is_empty(), "{deviation:?}: {comparison}");
+            continue;
+        }
         let expected: BTreeSet<usize> = match deviation {
             // Every answer carries the reset: every exchange sent shows it (the check names the
             // first), the first of them the check's.

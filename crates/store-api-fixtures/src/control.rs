@@ -254,7 +254,8 @@ pub(crate) fn create_order_in_app(
     if !turn.read().stores.contains_key(store_id) {
         return Err(store_not_found());
     }
-    let (order, event) = orders::create(turn, store_id, request)?;
+    let keeping = orders::AddressKeeping::of(shared.config.deviations);
+    let (order, event) = orders::create(turn, store_id, request, keeping)?;
     emit(shared, vec![event]);
     Ok(order)
 }

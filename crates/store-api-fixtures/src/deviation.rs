@@ -27,6 +27,9 @@ pub enum Deviation {
     /// validation failure instead of counting as absent (`orders/creation`, after decoding, before the
     /// shared order rules, which stay as the client's pre-flight check runs them).
     EmptyIdsRefused,
+    /// An order's shipping address is kept normalised (whitespace, a US state's name as its code, a
+    /// phone's punctuation dropped, empty fields omitted) instead of as sent (`orders/creation`).
+    NormalisesAddresses,
 }
 
 impl Deviation {
@@ -39,6 +42,7 @@ impl Deviation {
         Deviation::NullFieldsAsAbsent,
         Deviation::ConflictBeforeValidation,
         Deviation::EmptyIdsRefused,
+        Deviation::NormalisesAddresses,
     ];
 
     /// The id of the spec's assumption this deviation breaks (`store_api_raw::contract::ASSUMPTIONS`).
@@ -51,6 +55,7 @@ impl Deviation {
             Deviation::NullFieldsAsAbsent => "null-fields",
             Deviation::ConflictBeforeValidation => "create-order-check-order",
             Deviation::EmptyIdsRefused => "empty-ids",
+            Deviation::NormalisesAddresses => "address-as-sent",
         }
     }
 
@@ -72,6 +77,7 @@ impl Deviation {
             Deviation::NullFieldsAsAbsent => 16,
             Deviation::ConflictBeforeValidation => 32,
             Deviation::EmptyIdsRefused => 64,
+            Deviation::NormalisesAddresses => 128,
         }
     }
 }

@@ -90,16 +90,24 @@ pub fn is_country_code(code: &str) -> bool {
 ///
 /// Surrounding whitespace is not trimmed: `" CA"` does not match.
 pub fn is_us_state(state: &str) -> bool {
+    us_state_code(state).is_some()
+}
+
+/// The USPS code of the US state (or DC) that `state` names by code or full name, ignoring ASCII case:
+/// `Some("TX")` for `tx`, `TX`, `Texas` and `TEXAS`. What a service that normalises addresses would keep.
+pub fn us_state_code(state: &str) -> Option<&'static str> {
     // A two-letter input can only be a code: one probe of the sorted codes instead of a scan.
     if let &[first, second] = state.as_bytes() {
         let code = [first.to_ascii_uppercase(), second.to_ascii_uppercase()];
         return US_STATES
             .binary_search_by(|(known, _)| known.as_bytes().cmp(&code[..]))
-            .is_ok();
+            .ok()
+            .map(|at| US_STATES[at].0);
     }
     US_STATES
         .iter()
-        .any(|(_, name)| name.eq_ignore_ascii_case(state))
+        .find(|(_, name)| name.eq_ignore_ascii_case(state))
+        .map(|(code, _)| *code)
 }
 
 #[cfg(test)]

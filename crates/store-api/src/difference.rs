@@ -133,8 +133,8 @@ fn describe_existing(item: &crate::model::OrderLineItem) -> String {
 }
 
 /// Records where `requested` (what the request sent) is not part of `existing` (what the service
-/// holds, which may carry more fields). Strings compare trimmed and case-insensitively, as the service
-/// may normalise them; numbers by value.
+/// holds, which may carry more fields). Only a difference the service cannot have made by normalising
+/// what it was sent counts (see [`same_text`]); numbers compare by value.
 fn compare_json(
     field: &str,
     requested: &serde_json::Value,
@@ -155,12 +155,47 @@ fn compare_json(
                 compare_json(&format!("{field}[{index}]"), value, held, found);
             }
         }
-        (Value::String(want), Value::String(have))
-            if want.trim().to_lowercase() == have.trim().to_lowercase() => {}
+        (Value::String(want), Value::String(have)) if same_text(field, want, have) => {}
+        // The service omits empty fields from its answers (the seed's conventions): an empty string
+        // sent is an absent field held.
+        (Value::String(want), Value::Null) if canonical(want).is_empty() => {}
         (Value::Number(want), Value::Number(have)) if want.as_f64() == have.as_f64() => {}
         (want, have) if want == have => {}
         (want, have) => found.push(difference(field, short(want), short(have))),
     }
+}
+
+/// Whether the service may have stored `requested` as `held`. The seed does not say how it keeps the
+/// text of an address, so every normalisation a service commonly applies is allowed for: surrounding and
+/// repeated whitespace, letter case, a US state's full name kept as its USPS code
+/// ([`us_state_code`](store_api_rules::countries::us_state_code)), a phone number's punctuation. "Reused"
+/// then needs a difference no normalisation makes (another street, city, name or number).
+fn same_text(field: &str, requested: &str, held: &str) -> bool {
+    let (requested, held) = (canonical(requested), canonical(held));
+    if requested == held {
+        return true;
+    }
+    if field.ends_with(".stateOrProvince") {
+        let code = store_api_rules::countries::us_state_code;
+        return code(&requested).is_some() && code(&requested) == code(&held);
+    }
+    if field.ends_with(".phone") {
+        let digits = |text: &str| {
+            text.chars()
+                .filter(char::is_ascii_digit)
+                .collect::<String>()
+        };
+        return !digits(&requested).is_empty() && digits(&requested) == digits(&held);
+    }
+    false
+}
+
+/// Text as a normalising service could keep it: trimmed, whitespace runs as one space, lower case.
+fn canonical(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 fn short(value: &serde_json::Value) -> String {
@@ -168,5 +203,124 @@ fn short(value: &serde_json::Value) -> String {
         serde_json::Value::Null => "-".to_owned(),
         serde_json::Value::String(text) => format!("{text:?}"),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn request(address: serde_json::Value) -> types::CreateOrderRequest {
+        serde_json::from_value(json!({
+            "externalOrderId": "1001",
+            "lineItems": [{ "sku": "TEE-M", "quantity": 2 }],
+            "shippingAddress": address,
+        }))
+        .unwrap()
+    }
+
+    fn held(address: serde_json::Value) -> Order {
+        serde_json::from_value(json!({
+            "id": "ord_1",
+            "externalOrderId": "1001",
+            "lineItems": [{ "id": "li_1", "sku": "TEE-M", "quantity": 2 }],
+            "shippingAddress": address,
+        }))
+        .unwrap()
+    }
+
+    fn address(
+        first: &str,
+        state: &str,
+        phone: Option<&str>,
+        apartment: &str,
+    ) -> serde_json::Value {
+        let mut address = json!({
+            "firstName": first,
+            "lastName": "Lovelace",
+            "address": {
+                "streetAddress": "1 Main St",
+                "apartmentOrSuite": apartment,
+                "cityOrTown": "Austin",
+                "stateOrProvince": state,
+                "zipOrPostalCode": "78701",
+                "country": "US",
+            },
+        });
+        if let Some(phone) = phone {
+            address["phone"] = json!(phone);
+        }
+        if apartment.is_empty() {
+            // What a service that omits empty fields answers.
+            address["address"]
+                .as_object_mut()
+                .unwrap()
+                .remove("apartmentOrSuite");
+        }
+        address
+    }
+
+    /// Issue 35, defect 14: a service that normalises what it keeps must not turn a rerun after a lost
+    /// 201 into "externalOrderId reused".
+    #[test]
+    fn what_a_service_may_normalise_is_no_difference() {
+        // (requested, held)
+        let same = [
+            (
+                address("Ada", "texas", None, ""),
+                address("Ada", "TX", None, ""),
+            ),
+            (
+                address("  Ada ", "Texas", Some("+1 (512) 555-0100"), ""),
+                address("ada", "tx", Some("+15125550100"), ""),
+            ),
+            (
+                // An empty apartment sent, none held: the service omits empty fields.
+                {
+                    let mut sent = address("Ada", "TX", None, "x");
+                    sent["address"]["apartmentOrSuite"] = json!("");
+                    sent
+                },
+                address("Ada", "TX", None, ""),
+            ),
+        ];
+        for (requested, existing) in same {
+            let found = differences(&request(requested.clone()), &held(existing.clone()));
+            assert_eq!(found, Vec::new(), "{requested} against {existing}");
+        }
+    }
+
+    #[test]
+    fn a_difference_no_normalisation_makes_still_counts() {
+        // (requested, held, the field that differs)
+        let differ = [
+            (
+                address("Ada", "TX", None, ""),
+                address("Grace", "TX", None, ""),
+                "shippingAddress.firstName",
+            ),
+            (
+                address("Ada", "Texas", None, ""),
+                address("Ada", "OK", None, ""),
+                "shippingAddress.address.stateOrProvince",
+            ),
+            (
+                address("Ada", "TX", Some("+1 512 555 0100"), ""),
+                address("Ada", "TX", Some("+1 512 555 0199"), ""),
+                "shippingAddress.phone",
+            ),
+            (
+                address("Ada", "TX", None, "Apt 4"),
+                address("Ada", "TX", None, ""),
+                "shippingAddress.address.apartmentOrSuite",
+            ),
+        ];
+        for (requested, existing, field) in differ {
+            let found = differences(&request(requested), &held(existing));
+            let fields: Vec<&str> = found.iter().map(|d| d.field.as_str()).collect();
+            assert_eq!(fields, [field]);
+        }
     }
 }

@@ -409,6 +409,25 @@ fn created_order(seen: &Seen<'_>, facts: &mut Facts) {
         return;
     };
     let at = seen.at();
+    let mut changed = Vec::new();
+    changed_text(
+        "shippingAddress",
+        &body["shippingAddress"],
+        &order["shippingAddress"],
+        &mut changed,
+    );
+    facts.judge(
+        "address-as-sent",
+        &at,
+        if changed.is_empty() {
+            Ok("the shippingAddress answered is the one sent".to_owned())
+        } else {
+            Err(format!(
+                "the shippingAddress answered is not the one sent: {}",
+                changed.join("; ")
+            ))
+        },
+    );
     if body.get("orderedAt").is_none()
         && let (Some(ordered), Some(created)) =
             (order["orderedAt"].as_str(), order["createdAt"].as_str())
@@ -452,6 +471,28 @@ fn created_order(seen: &Seen<'_>, facts: &mut Facts) {
                 ))
             },
         );
+    }
+}
+
+/// Where the text `sent` holds is answered otherwise in `answered` (an empty string sent may be
+/// answered absent: the service omits empty fields).
+fn changed_text(path: &str, sent: &Value, answered: &Value, changed: &mut Vec<String>) {
+    match sent {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                changed_text(
+                    &format!("{path}.{key}"),
+                    value,
+                    &answered[key.as_str()],
+                    changed,
+                );
+            }
+        }
+        Value::String(text) if text.is_empty() && answered.is_null() => {}
+        Value::String(text) if answered.as_str() != Some(text) => {
+            changed.push(format!("{path} sent {text:?}, answered {answered}"));
+        }
+        _ => {}
     }
 }
 

@@ -17,6 +17,7 @@ pub(crate) fn create(
     turn: WriteTurn<'_>,
     store_id: &str,
     request: types::CreateOrderRequest,
+    keeping: AddressKeeping,
 ) -> Result<(types::Order, PendingEvent), ApiError> {
     // Checked, priced and written as JSON under the read lock: no other writer can change the store
     // during this turn, so what was checked still holds when it is stored.
@@ -40,7 +41,7 @@ pub(crate) fn create(
             reused(store, external)?;
         }
         let resolved = checked.map_err(|violations| into_api_error(&violations))?;
-        Record::new(0, build_order(&state, store, &resolved))
+        Record::new(0, build_order(&state, store, &resolved, keeping))
     };
     let mut state = turn.write();
     record.seq = state.next_sequence();
@@ -123,7 +124,12 @@ pub(super) fn into_api_error(violations: &[validate::Violation]) -> ApiError {
 }
 
 /// The new order, numbered after the store's last one, as the service answers it.
-fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) -> types::Order {
+fn build_order(
+    state: &State,
+    store: &StoreState,
+    resolved: &ResolvedOrder<'_>,
+    keeping: AddressKeeping,
+) -> types::Order {
     let request = resolved.request;
     let (line_items, totals) = priced_line_items(state, resolved);
     let created = state.clock.now();
@@ -140,7 +146,11 @@ fn build_order(state: &State, store: &StoreState, resolved: &ResolvedOrder<'_>) 
     order.shipping_cost = Some(totals.shipping);
     order.total_cost = Some(totals.total);
     order.line_items = line_items;
-    order.shipping_address = Some(shipping_address(&request.shipping_address));
+    let mut address = shipping_address(&request.shipping_address);
+    if keeping == AddressKeeping::Normalised {
+        normalise(&mut address);
+    }
+    order.shipping_address = Some(address);
     order.ordered_at = Some(request.ordered_at.unwrap_or(created));
     order.created_at = Some(created);
     order.updated_at = Some(created);
@@ -239,6 +249,67 @@ fn line_image(
     line_image.position = position;
     line_image.image = image.clone();
     line_image
+}
+
+/// How an order's shipping address is kept: as sent (the spec's `address-as-sent` assumption), or
+/// normalised ([`Deviation::NormalisesAddresses`](crate::Deviation::NormalisesAddresses)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AddressKeeping {
+    AsSent,
+    Normalised,
+}
+
+impl AddressKeeping {
+    pub fn of(deviations: crate::deviation::Deviations) -> AddressKeeping {
+        if deviations.has(crate::Deviation::NormalisesAddresses) {
+            AddressKeeping::Normalised
+        } else {
+            AddressKeeping::AsSent
+        }
+    }
+}
+
+/// What a service that normalises addresses keeps: text trimmed with whitespace runs as one space, a
+/// US state's name as its USPS code, a phone's digits (and its leading `+`), empty fields omitted.
+fn normalise(shipping: &mut types::ShippingAddress) {
+    let text = |value: &mut Option<String>| {
+        *value = value
+            .take()
+            .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|v| !v.is_empty());
+    };
+    text(&mut shipping.first_name);
+    text(&mut shipping.last_name);
+    text(&mut shipping.email);
+    shipping.phone = shipping.phone.take().and_then(|phone| {
+        let digits: String = phone.chars().filter(char::is_ascii_digit).collect();
+        let plus = if phone.trim_start().starts_with('+') {
+            "+"
+        } else {
+            ""
+        };
+        (!digits.is_empty()).then(|| format!("{plus}{digits}"))
+    });
+    if let Some(address) = &mut shipping.address {
+        for field in [
+            &mut address.street_address,
+            &mut address.apartment_or_suite,
+            &mut address.city_or_town,
+            &mut address.state_or_province,
+            &mut address.zip_or_postal_code,
+            &mut address.country,
+        ] {
+            text(field);
+        }
+        if address.country.as_deref() == Some("US")
+            && let Some(code) = address
+                .state_or_province
+                .as_deref()
+                .and_then(store_api_rules::countries::us_state_code)
+        {
+            address.state_or_province = Some(code.to_owned());
+        }
+    }
 }
 
 fn shipping_address(input: &types::ShippingAddressInput) -> types::ShippingAddress {

@@ -7,7 +7,7 @@ mod lifecycle;
 mod pricing;
 mod view;
 
-pub(crate) use creation::{conflict_before_validation, create, refuse_empty_ids};
+pub(crate) use creation::{AddressKeeping, conflict_before_validation, create, refuse_empty_ids};
 pub(crate) use editing::edit_line_items;
 pub use lifecycle::AppAction;
 pub(crate) use lifecycle::{advance, apply};

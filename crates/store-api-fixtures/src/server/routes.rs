@@ -232,7 +232,8 @@ pub(crate) async fn create_order(
     if deviations.has(Deviation::EmptyIdsRefused) {
         crate::orders::refuse_empty_ids(&request)?;
     }
-    let (order, event) = crate::orders::create(shared.write_turn(), &store_id, request)?;
+    let keeping = crate::orders::AddressKeeping::of(deviations);
+    let (order, event) = crate::orders::create(shared.write_turn(), &store_id, request, keeping)?;
     emit(&shared, vec![event]);
     Ok(json(
         StatusCode::CREATED,
