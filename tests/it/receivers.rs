@@ -5,6 +5,9 @@
 //! Every schedule of the small worlds is explored, then seeded random ones; a violation prints its
 //! run and the command that replays it.
 //!
+//! A run may also return right before its first renewal and have its `complete` answered only 9 ticks
+//! later, past what was left of its claim (issue 35, defect 13), with a redelivery in between.
+//!
 //! Quick tier (always): the first schedules of each small world, 1,800 random ones, a replay. Slow
 //! tier (`RUN_SLOW_TESTS`, set by CI): the whole exhaustive set of the small worlds and 12,000 random
 //! schedules.
@@ -37,7 +40,8 @@ fn the_first_schedules_of_each_small_world_keep_every_invariant() {
 
 /// Every schedule of 2 receivers, 1 event, up to 5 deliveries: each delivery to either receiver,
 /// answered, its answer lost or refused; the first run short, long, failing, dying before or after
-/// its effect, restarting the process or cut off from the store; the first exchange with Redis
+/// its effect, restarting the process, cut off from the store, or returning right before its first
+/// renewal with its `complete` answered late; the first exchange with Redis
 /// answered, its reply lost, timed out, or after a failover or a restart.
 #[test]
 fn every_schedule_of_the_small_worlds_keeps_every_invariant() {
@@ -89,6 +93,148 @@ fn replay_a_schedule() {
     let report = receivers::replay(&replay);
     assert_eq!(report.schedules, 1);
     assert_clean(&report);
+}
+
+/// Issue 35, defect 13, in the model: a run returns right before its first renewal and the store
+/// answers its `complete` 9 ticks later, while a redelivery arrives once what was left of its claim
+/// ran out. Before the fix, renewal stopped with the handler and the redelivery ran it again.
+#[test]
+fn a_complete_answered_late_keeps_the_claim() {
+    for schedule in [
+        "memory: d:a0 r:late-complete d:a0 r:short",
+        "memory: d:t0 r:late-complete d:a1 r:short",
+        "redis: d:a0 o:ok r:late-complete d:a0 r:short",
+        "redis-acks: d:t0 o:ok r:late-complete d:a1 r:short",
+    ] {
+        let report = receivers::replay(&Replay::parse(schedule).unwrap());
+        assert_eq!(report.schedules, 1);
+        assert_eq!(
+            report.late_complete_redelivered, 1,
+            "{schedule}: a delivery claimed the event while the late complete was outstanding"
+        );
+        assert_clean(&report);
+        assert_eq!(
+            report.effects, 1,
+            "{schedule}: the handler's effect ran once"
+        );
+    }
+}
+
+/// Issue 35, defect 13, on a real `RedisDedupe` and `redis-server`: while the first run's `complete`
+/// is outstanding past the lease its claim had when the handler returned, a redelivery to another
+/// receiver is `InProgress`, not a second run.
+mod late_complete {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use store_api_redis::RedisDedupe;
+    use store_api_redis::testing::RedisServer;
+    use store_api_webhooks::dedupe::{
+        Claim, ClaimToken, Dedupe, DedupeFuture, Processed, process_once,
+    };
+    use tokio::sync::Notify;
+    use tokio::time::Instant;
+
+    /// A `RedisDedupe` whose first `complete` reaches Redis only once released: a store that takes
+    /// its time to mark the event done (as `RedisDedupe` does itself while it tries again).
+    struct HeldComplete {
+        inner: RedisDedupe,
+        hold: AtomicBool,
+        completing: Notify,
+        release: Notify,
+    }
+
+    impl Dedupe for HeldComplete {
+        fn lease(&self) -> Duration {
+            self.inner.lease()
+        }
+
+        fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim> {
+            self.inner.begin(event_id)
+        }
+
+        fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+            self.inner.renew(event_id, token)
+        }
+
+        fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+            Box::pin(async move {
+                if self.hold.swap(false, Ordering::SeqCst) {
+                    self.completing.notify_one();
+                    self.release.notified().await;
+                }
+                self.inner.complete(event_id, token).await
+            })
+        }
+
+        fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
+            self.inner.abandon(event_id, token)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_redelivery_while_complete_is_outstanding_is_in_progress() {
+        let Some(server) = RedisServer::start().expect("redis-server starts") else {
+            eprintln!(
+                "skipping: redis-server is not installed (STORE_API_REQUIRE_REDIS=1 fails instead)"
+            );
+            return;
+        };
+        let lease = Duration::from_millis(600);
+        let receiver = |url: String| {
+            RedisDedupe::builder(url, "store_alpha")
+                .lease(lease)
+                .build()
+                .unwrap()
+        };
+        let first_store = Arc::new(HeldComplete {
+            inner: receiver(server.url()),
+            hold: AtomicBool::new(true),
+            completing: Notify::new(),
+            release: Notify::new(),
+        });
+        let second_store = receiver(server.url());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let event = "evt_late_complete";
+        let start = Instant::now();
+        let first = {
+            let (store, runs) = (first_store.clone(), runs.clone());
+            tokio::spawn(async move {
+                process_once(&*store, event, |_lease| async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, String>(())
+                })
+                .await
+            })
+        };
+        first_store.completing.notified().await;
+        // Half a lease past the claim's expiry as it stood when the handler returned.
+        tokio::time::sleep_until(start + lease + lease / 2).await;
+        let again = process_once(&second_store, event, |_lease| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(())
+        })
+        .await;
+        assert_eq!(
+            again.ok(),
+            Some(Processed::InProgress),
+            "the first run's claim is kept while its complete is outstanding"
+        );
+        first_store.release.notify_one();
+        assert_eq!(
+            first.await.unwrap().ok(),
+            Some(Processed::Done(())),
+            "the first run marked the event done"
+        );
+        let after = process_once(&second_store, event, |_lease| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(())
+        })
+        .await;
+        assert_eq!(after.ok(), Some(Processed::Duplicate));
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "the handler ran once");
+    }
 }
 
 /// The transcription against the real thing: `RedisDedupe` on a private `redis-server` and

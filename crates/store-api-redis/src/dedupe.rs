@@ -103,8 +103,9 @@ return 0
 /// while this owner holds it; [`Dedupe::complete`] replaces it with a done marker kept
 /// [`DEFAULT_DONE_TTL`], only while this owner (or nobody) holds it. Once the handler has run,
 /// `complete` keeps trying for up to the lease while Redis cannot answer (a cluster electing a new
-/// primary takes seconds): the claim holds other deliveries off meanwhile, so the event is still
-/// processed once.
+/// primary takes seconds): [`process_once`](store_api_webhooks::dedupe::process_once) keeps renewing
+/// the claim until `complete` answers, so the claim holds other deliveries off meanwhile and the event
+/// is still processed once (unless the renewals fail too for what is left of the claim: a partition).
 ///
 /// Keys are `{prefix}:{store id}:{event id}`: two stores on one Redis never share a key (the store id
 /// has `:`, `|`, `{`, `}` and `%` percent-encoded). On a Redis Cluster each event's key lives in the
@@ -384,7 +385,8 @@ impl RedisDedupe {
 
     /// Replaces the claim `token` with the done marker (fenced: see [`COMPLETE`]), trying again while
     /// Redis cannot answer or replicate it, for up to the lease: the handler has run, and answering
-    /// 5xx now would have the service deliver the event again once the claim expires.
+    /// 5xx now would have the service deliver the event again once the claim expires. `process_once`
+    /// renews the claim meanwhile (its renewals may run between these attempts).
     async fn mark_done(&self, event_id: &str, token: ClaimToken) -> Result<bool, RedisError> {
         let claim = claim_value(token);
         let ttl = millis(self.done_ttl).to_string();

@@ -8,8 +8,9 @@
 //!    carries the claim's [`ClaimToken`]); [`Claim::Duplicate`] means it was processed already (answer
 //!    2xx); [`Claim::InProgress`] means another delivery is processing it right now and [`Claim::Busy`]
 //!    that the store cannot take another claim now (answer 503 to both so the service tries again later).
-//! 2. While the handler runs, [`Dedupe::renew`] extends the claim, so a handler slower than the lease is
-//!    not run a second time by a redelivery.
+//! 2. While the handler runs, and until `complete` answers, [`Dedupe::renew`] extends the claim, so a
+//!    handler slower than the lease, or a store slow to mark the event done, does not let a
+//!    redelivery run it a second time.
 //! 3. After processing, [`Dedupe::complete`] marks it done, only if the claim is still the caller's
 //!    (fenced by its token); when processing failed (you answer 5xx), [`Dedupe::abandon`] releases the
 //!    claim so the next delivery processes it again.
@@ -109,6 +110,11 @@ pub trait Dedupe: Send + Sync {
     ///
     /// `Ok(true)`: marked (or it was done already). `Ok(false)`: another claim holds the event now;
     /// nothing was written (that claim's run decides).
+    ///
+    /// [`process_once`] keeps renewing the claim until this answers, so a store may take its time (try
+    /// again while its backend fails over) without another delivery claiming the event meanwhile; a
+    /// [`renew`](Self::renew) of the same token may therefore run concurrently, or arrive after the
+    /// event was marked done (it answers `Ok(false)` then and must write nothing).
     fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool>;
 
     /// Releases the claim `token` on `event_id` after a failed attempt: the next delivery is
@@ -364,10 +370,12 @@ fn deadline(now: Instant, duration: Duration) -> Instant {
 /// The claim is renewed every third of [`Dedupe::lease`] while the handler runs; the handler gets a
 /// [`Lease`] that says whether the claim is still held (check it right before each effect outside the
 /// store: the run is told when its claim was lost, not cancelled). On success the event is marked done,
-/// fenced by the claim's token: if the claim was lost and another delivery holds the event now, nothing
-/// is written and the result is still [`Processed::Done`] (the lease said it was lost; that other run
-/// decides). On failure the claim is abandoned so the next delivery runs the handler again. If the
-/// caller's future is dropped mid-way, renewal stops and the claim expires after the lease.
+/// fenced by the claim's token, and the claim is still renewed until [`Dedupe::complete`] answers, so a
+/// redelivery meanwhile is [`Processed::InProgress`] however long the store takes to answer: if the
+/// claim was lost and another delivery holds the event now, nothing is written and the result is still
+/// [`Processed::Done`] (the lease said it was lost; that other run decides). On failure the claim is
+/// abandoned so the next delivery runs the handler again. If the caller's future is dropped mid-way,
+/// renewal stops and the claim expires after the lease.
 ///
 /// ```
 /// use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once, response_status};
@@ -409,16 +417,26 @@ where
     let (lease, keeper) = Lease::start(deadline(sent, lease_length));
     let work = handler(lease);
     let renewal = keep_renewing(dedupe, event_id, token, lease_length, keeper);
+    tokio::pin!(renewal);
     let outcome = tokio::select! {
         // The handler first: once it is done, its outcome counts even if a renewal is due.
         biased;
         outcome = work => outcome,
-        never = renewal => match never {},
+        never = &mut renewal => match never {},
     };
     match outcome {
         Ok(value) => {
-            // `false`: the claim was lost and another delivery holds the event; it marks it done.
-            let _marked = dedupe.complete(event_id, token).await?;
+            // The claim is renewed until `complete` answers, not only until the handler returned: a
+            // store may take up to a lease to answer it (`RedisDedupe` tries again while Redis fails
+            // over), longer than what is left of the claim (as little as two thirds of a lease), and
+            // a delivery in between would find the event free and run the handler again (issue 35).
+            let marked = tokio::select! {
+                biased;
+                // `false`: the claim was lost and another delivery holds the event; it marks it done.
+                marked = dedupe.complete(event_id, token) => marked,
+                never = &mut renewal => match never {},
+            };
+            let _marked = marked?;
             Ok(Processed::Done(value))
         }
         Err(error) => {
@@ -428,9 +446,9 @@ where
     }
 }
 
-/// Renews the claim every third of the lease until it is lost, then waits forever (the handler decides
-/// when the run ends). A failed renewal is tried again at the next tick; the lease's deadline says
-/// when the claim must count as lost.
+/// Renews the claim every third of the lease until it is lost, then waits forever (the handler, then
+/// `complete`, decide when the run ends). A failed renewal is tried again at the next tick; the
+/// lease's deadline says when the claim must count as lost.
 async fn keep_renewing<D>(
     dedupe: &D,
     event_id: &str,
@@ -461,5 +479,104 @@ where
         }
         // After a renewal slower than the interval the next one starts at once, not in a burst.
         next = deadline(next, interval).max(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    /// A `MemoryDedupe` whose first `complete` answers only once released: a store that takes its
+    /// time to mark an event done (as `RedisDedupe`'s does while it tries again for up to a lease).
+    struct SlowComplete {
+        inner: MemoryDedupe,
+        hold: AtomicBool,
+        completing: Notify,
+        release: Notify,
+    }
+
+    impl Dedupe for SlowComplete {
+        fn lease(&self) -> Duration {
+            self.inner.lease()
+        }
+
+        fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim> {
+            self.inner.begin(event_id)
+        }
+
+        fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+            self.inner.renew(event_id, token)
+        }
+
+        fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+            Box::pin(async move {
+                if self.hold.swap(false, Ordering::SeqCst) {
+                    self.completing.notify_one();
+                    self.release.notified().await;
+                }
+                self.inner.complete(event_id, token).await
+            })
+        }
+
+        fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
+            self.inner.abandon(event_id, token)
+        }
+    }
+
+    // Issue 35, defect 13: renewal stopped when the handler returned, so a `complete` still being
+    // tried when the claim's last lease ran out (as little as two thirds of a lease after the handler
+    // returned) let a redelivery claim the event fresh and run the handler a second time.
+    #[tokio::test(start_paused = true)]
+    async fn a_redelivery_while_complete_is_outstanding_does_not_run_the_handler_again() {
+        let lease = Duration::from_secs(10);
+        let store = Arc::new(SlowComplete {
+            inner: MemoryDedupe::new(8).with_lease(lease),
+            hold: AtomicBool::new(true),
+            completing: Notify::new(),
+            release: Notify::new(),
+        });
+        let runs = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        let first = {
+            let (store, runs) = (store.clone(), runs.clone());
+            tokio::spawn(async move {
+                process_once(&*store, "evt_1", |_lease| async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    // Returns right before the first renewal (due at a third of the lease): what
+                    // is left of the claim is two thirds of a lease.
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                    Ok::<_, String>(())
+                })
+                .await
+            })
+        };
+        store.completing.notified().await;
+        // Past the claim's lease as it stood when the handler returned; `complete` still outstanding.
+        tokio::time::sleep_until(start + lease + Duration::from_secs(1)).await;
+        let again = process_once(&*store, "evt_1", |_lease| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(())
+        })
+        .await;
+        assert_eq!(
+            again.ok(),
+            Some(Processed::InProgress),
+            "the claim is kept while complete is outstanding"
+        );
+        store.release.notify_one();
+        let first = first.await.unwrap();
+        assert_eq!(first.ok(), Some(Processed::Done(())));
+        let after = process_once(&*store, "evt_1", |_lease| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(())
+        })
+        .await;
+        assert_eq!(after.ok(), Some(Processed::Duplicate));
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "the handler ran once");
     }
 }

@@ -41,6 +41,11 @@ pub struct Report {
     pub prices: BTreeMap<Price, u64>,
     /// Effects of the handler, all runs.
     pub effects: u64,
+    /// Schedules in which a run's `complete` was answered late, after its handler returned.
+    pub late_complete: u64,
+    /// Schedules in which, besides, a delivery claimed the event while that `complete` was
+    /// outstanding, past the lease the claim had when the handler returned.
+    pub late_complete_redelivered: u64,
     /// The first violations, in full.
     pub violations: Vec<Violation>,
     /// The seed of a random exploration.
@@ -56,6 +61,8 @@ impl Report {
             invariants: BTreeMap::new(),
             prices: BTreeMap::new(),
             effects: 0,
+            late_complete: 0,
+            late_complete_redelivered: 0,
             violations: Vec::new(),
             seed,
         }
@@ -75,6 +82,8 @@ impl Report {
     pub fn merge(&mut self, other: Report) {
         self.schedules += other.schedules;
         self.effects += other.effects;
+        self.late_complete += other.late_complete;
+        self.late_complete_redelivered += other.late_complete_redelivered;
         for (invariant, (checked, broken)) in other.invariants {
             let entry = self.invariants.entry(invariant).or_default();
             entry.0 += checked;
@@ -93,6 +102,8 @@ impl Report {
     fn record(&mut self, scenario: Scenario, verdict: &Verdict, tape: &Tape) {
         self.schedules += 1;
         self.effects += verdict.effects;
+        self.late_complete += u64::from(verdict.late_complete);
+        self.late_complete_redelivered += u64::from(verdict.late_complete_redelivered);
         for (price, paid) in &verdict.prices {
             *self.prices.entry(*price).or_default() += paid;
         }
@@ -142,6 +153,11 @@ impl Report {
             .iter()
             .map(|(price, paid)| format!("{} {paid}", price.name()))
             .collect();
+        text.push_str(&format!(
+            "  complete answered after the handler returned: {} schedules, a delivery claiming \
+             meanwhile past the claim's old lease in {}\n",
+            self.late_complete, self.late_complete_redelivered
+        ));
         text.push_str(&format!(
             "  effects {}; prices paid: {}\n",
             self.effects,

@@ -6,7 +6,9 @@
 //! refused. Every receiver runs the real [`process_once`](store_api_webhooks::dedupe::process_once)
 //! around a handler of a chosen duration (shorter or longer than the lease) with an explicit effect
 //! point, checked against [`Lease::is_held`](store_api_webhooks::dedupe::Lease::is_held) right before
-//! it; a receiver may die before or after that effect (before `complete`), or be cut off from the store.
+//! it; a receiver may die before or after that effect (before `complete`), or be cut off from the store,
+//! and a run may return right before its first renewal and have its `complete` answered only 9 ticks
+//! later, past what was left of its claim (issue 35, defect 13).
 //! The store is the real [`MemoryDedupe`](store_api_webhooks::dedupe::MemoryDedupe) or [`SimRedis`], a
 //! transcription of `RedisDedupe`'s scripts and client with Redis's failures: a lost reply (the script
 //! ran, the caller gets an error), a request that times out, a failover that loses what no replica had,

@@ -31,6 +31,13 @@ const SHORT: u32 = 1;
 const LONG: u32 = 25;
 /// How long a cut between a receiver and the store lasts: longer than the lease.
 const CUT: u32 = 15;
+/// A late-complete run's time to its effect, in ticks: right before the first renewal (due at a third
+/// of the 10-tick lease), so what is left of its claim when the handler returns is 7 ticks, about the
+/// two thirds of a lease that is the least a renewed claim can have left.
+const LATE: u32 = 3;
+/// How long the store takes to answer a late-complete run's `complete`, in ticks: past what was left
+/// of the claim when the handler returned, within the lease for which `RedisDedupe` tries again.
+const STALL: u32 = 9;
 /// A run that has not ended after this long is reported (a loop that never ends).
 const RUN_BOUND: Duration = Duration::from_secs(3_600);
 
@@ -99,10 +106,26 @@ pub enum RunKind {
     CutBefore,
     /// A short run whose receiver is cut off from the store right after its effect for 15 ticks.
     CutAfter,
+    /// Its effect after 3 ticks (right before the first renewal, so 7 ticks of the claim are left),
+    /// then `Ok`; the store answers its `complete` 9 ticks later (a store that takes up to a lease,
+    /// as `RedisDedupe` does while it tries again), and a redelivery may fall in between (issue 35,
+    /// defect 13). The store answers every other call meanwhile: nothing excuses a second run.
+    ///
+    /// The exhaustive sets missed this schedule: every run returned after 1 or 25 ticks and its
+    /// `complete` was answered at once, so no delivery ever fell between a handler's return and the
+    /// answer to its `complete`. The memory store answers at once; on the simulated Redis the
+    /// exhaustive sets branch only on a schedule's first exchange (`cargo test`) or first two
+    /// (the bench), so a `complete` failed at most once and its next attempt answered about a tick later.
+    /// Outlasting the 7 ticks left of a claim takes 7 timed-out attempts in a row: beyond every
+    /// exhaustive limit, and fewer than one random schedule in 10^10 (a timeout is 3.75 % of random
+    /// exchanges). And the judge excused any second effect after a run with a failed store call as a
+    /// partition, whether or not its claim could have been kept; it now needs a failed renewal or a
+    /// `complete` that gave up.
+    LateComplete,
 }
 
 impl RunKind {
-    const MEMORY: [RunKind; 7] = [
+    const MEMORY: [RunKind; 8] = [
         RunKind::Short,
         RunKind::Long,
         RunKind::Fails,
@@ -110,8 +133,9 @@ impl RunKind {
         RunKind::DiesAfter,
         RunKind::RestartBefore,
         RunKind::RestartAfter,
+        RunKind::LateComplete,
     ];
-    const REDIS: [RunKind; 7] = [
+    const REDIS: [RunKind; 8] = [
         RunKind::Short,
         RunKind::Long,
         RunKind::Fails,
@@ -119,6 +143,7 @@ impl RunKind {
         RunKind::DiesAfter,
         RunKind::CutBefore,
         RunKind::CutAfter,
+        RunKind::LateComplete,
     ];
 
     fn name(self) -> &'static str {
@@ -132,16 +157,17 @@ impl RunKind {
             RunKind::RestartAfter => "restart-after",
             RunKind::CutBefore => "cut-before",
             RunKind::CutAfter => "cut-after",
+            RunKind::LateComplete => "late-complete",
         }
     }
 
     /// Whether the run is disturbed by the schedule itself (so it may end without its effect).
     fn disturbed(self) -> bool {
-        !matches!(self, RunKind::Short | RunKind::Long)
+        !matches!(self, RunKind::Short | RunKind::Long | RunKind::LateComplete)
     }
 }
 
-const MEMORY_RUNS: [&str; 7] = [
+const MEMORY_RUNS: [&str; 8] = [
     "short",
     "long",
     "fails",
@@ -149,8 +175,9 @@ const MEMORY_RUNS: [&str; 7] = [
     "dies-after",
     "restart-before",
     "restart-after",
+    "late-complete",
 ];
-const REDIS_RUNS: [&str; 7] = [
+const REDIS_RUNS: [&str; 8] = [
     "short",
     "long",
     "fails",
@@ -158,6 +185,7 @@ const REDIS_RUNS: [&str; 7] = [
     "dies-after",
     "cut-before",
     "cut-after",
+    "late-complete",
 ];
 const OP_NAMES: [&str; 5] = ["ok", "lost-reply", "timeout", "failover", "restart"];
 const NO_OPS: [&str; 1] = ["ok"];
@@ -403,6 +431,11 @@ pub struct Verdict {
     pub prices: BTreeMap<Price, u64>,
     /// Effects of the handler, all events.
     pub effects: u64,
+    /// A run's `complete` was answered late ([`RunKind::LateComplete`]), after the handler returned.
+    pub late_complete: bool,
+    /// And a delivery of its event claimed it while that `complete` was outstanding and the claim
+    /// would have expired had renewal stopped with the handler (the schedule of issue 35, defect 13).
+    pub late_complete_redelivered: bool,
 }
 
 impl Verdict {
@@ -474,6 +507,8 @@ struct Serve {
     run: Option<Run>,
     /// Store calls that failed (the store did not answer).
     failed_calls: usize,
+    /// Renewals among them: the run's claim could not be kept.
+    failed_renewals: usize,
     /// `complete`'s answer, when it answered: `Some(true)` marked.
     complete: Option<(Instant, Option<bool>)>,
 }
@@ -509,7 +544,10 @@ impl Serve {
         if let Some((when, answer)) = self.complete {
             text.push_str(&format!("; complete {} -> {answer:?}", at(when)));
         }
-        text.push_str(&format!("; failed store calls {}", self.failed_calls));
+        text.push_str(&format!(
+            "; failed store calls {} (renewals {})",
+            self.failed_calls, self.failed_renewals
+        ));
         text
     }
 }
@@ -744,7 +782,11 @@ impl Dedupe for Recorder {
                     }
                 }),
                 Ok(false) => {}
-                Err(_) => self.failed(),
+                Err(_) => {
+                    self.failed();
+                    self.shared
+                        .serve_mut(self.serve, |s| s.failed_renewals += 1);
+                }
             }
             renewed
         })
@@ -752,6 +794,15 @@ impl Dedupe for Recorder {
 
     fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
         Box::pin(async move {
+            let late = self.shared.serve_mut(self.serve, |s| {
+                s.run
+                    .as_ref()
+                    .is_some_and(|run| run.kind == RunKind::LateComplete)
+            });
+            if late == Some(true) {
+                // The store answers late: the call reaches it only after the stall.
+                tokio::time::sleep(ticks(STALL)).await;
+            }
             let inner = self.inner();
             let marked = inner.complete(event_id, token).await;
             let now = Instant::now();
@@ -944,6 +995,7 @@ async fn deliver(shared: Arc<Shared>, event: usize) {
                 begin: None,
                 run: None,
                 failed_calls: 0,
+                failed_renewals: 0,
                 complete: None,
             });
             let (answer, answered_with) = oneshot::channel();
@@ -1064,10 +1116,10 @@ async fn handler(
             _ => shared.kill(Some(receiver)),
         }
     };
-    let until_effect = if matches!(kind, RunKind::Long | RunKind::CutBefore) {
-        LONG
-    } else {
-        SHORT
+    let until_effect = match kind {
+        RunKind::Long | RunKind::CutBefore => LONG,
+        RunKind::LateComplete => LATE,
+        _ => SHORT,
     };
     if kind == RunKind::CutBefore {
         tokio::time::sleep(ticks(1)).await;
@@ -1182,6 +1234,29 @@ fn judge(
             .iter()
             .filter_map(|(i, s)| s.run.as_ref().map(|r| (*i, *s, r)))
             .collect();
+
+        // The schedules of issue 35's defect 13, counted: a `complete` answered late, and a claim of
+        // the same event sent while it was outstanding, past the lease its claim had when the
+        // handler returned (the last renewal was the claim itself: the handler returned before the
+        // first renewal was due).
+        for (ia, sa, a) in &runs {
+            let (Some(returned), Some((answered, _)), Some(begin)) =
+                (a.end, sa.complete, &sa.begin)
+            else {
+                continue;
+            };
+            if a.kind != RunKind::LateComplete || a.died.is_some() {
+                continue;
+            }
+            verdict.late_complete = true;
+            let expired = begin.start + lease;
+            verdict.late_complete_redelivered |= of_event.iter().any(|(ib, sb)| {
+                ib != ia
+                    && sb.begin.as_ref().is_some_and(|b| {
+                        returned <= b.start && expired <= b.start && b.start < answered
+                    })
+            });
+        }
 
         // 1. One run at a time while claims are held.
         for (ia, sa, a) in &runs {
@@ -1382,7 +1457,10 @@ fn judge(
                 verdict.pay(Price::SecondRunStoreLost);
             } else if cut_between(sa.receiver, claimed, second_at)
                 || cut_between(sb.receiver, claimed, second_at)
-                || (sa.failed_calls > 0 && !matches!(sa.complete, Some((_, Some(true)))))
+                // The first run's claim could not be kept (its renewals failed) or `complete` gave
+                // up: a store call that failed and was answered on the next attempt excuses nothing.
+                || sa.failed_renewals > 0
+                || matches!(sa.complete, Some((_, None)))
             {
                 verdict.pay(Price::SecondRunPartition);
             } else {
@@ -1396,6 +1474,5 @@ fn judge(
         verdict.check(Invariant::SecondRunExplained, true, String::new);
         verdict.effects += effects.len() as u64;
     }
-    let _ = lease;
     verdict
 }
