@@ -4,8 +4,11 @@
 //! have run (`-- --quick`: 100,000 random ones): nine in ten of them submissions, the rest shared by
 //! `get`, `pages` and `stream`. Prints, per invariant, the schedules that checked it
 //! and its violations (`sim_<invariant>_checked`, `sim_<invariant>_violations`, target 0), and
-//! `sim_schedules`, `sim_exhaustive_schedules`, `sim_random_schedules`, `sim_schedules_per_sec`,
-//! `sim_seed`. A violation prints its run and the command that replays it.
+//! `sim_schedules`, `sim_exhaustive_schedules`, `sim_random_schedules` (each counted as run to the
+//! end with the invariants every run judges, never as asked), `sim_schedules_requested` (the
+//! exhaustive runs started and the random schedules asked for), `sim_schedules_unjudged` (requested
+//! less judged, target 0: a run that stops early, loses a thread or skips judging misses it),
+//! `sim_schedules_per_sec`, `sim_seed`. A violation prints its run and the command that replays it.
 //!
 //! Run with `cargo bench -p store-api-tests --bench sim` (`-- --quick` for a short run; without
 //! `--bench`, as under `cargo test --benches`, 1,000 random schedules and no exhaustive set).
@@ -36,24 +39,26 @@ fn main() {
             reports.push(sim::exhaustive(scenario, &Exchange::EXHAUSTIVE, THREADS));
         }
     }
+    // Counted as run (each report counts the schedules it judged), not as asked.
     let exhaustive: u64 = reports.iter().map(|r| r.schedules).sum();
-    let random = match (benched, quick) {
+    let exhaustive_started: u64 = reports.iter().map(|r| r.schedules + r.unjudged).sum();
+    let asked = match (benched, quick) {
         (false, _) => 1_000,
         (true, true) => QUICK_RANDOM,
         (true, false) => FULL_SCHEDULES.saturating_sub(exhaustive).max(QUICK_RANDOM),
     };
     let reads = Scenario::READS;
-    let per_read = (random as f64 * READ_SHARE / reads.len() as f64) as u64;
-    let submissions = random - per_read * reads.len() as u64;
-    reports.push(sim::random(
-        Scenario::Submit,
-        seed,
-        submissions,
-        0.4,
-        THREADS,
-    ));
+    let per_read = (asked as f64 * READ_SHARE / reads.len() as f64) as u64;
+    let submissions = asked - per_read * reads.len() as u64;
+    let requested = exhaustive_started + asked;
+    let mut random = 0;
+    let report = sim::random(Scenario::Submit, seed, submissions, 0.4, THREADS);
+    random += report.schedules;
+    reports.push(report);
     for scenario in reads {
-        reports.push(sim::random(scenario, seed, per_read, 0.5, THREADS));
+        let report = sim::random(scenario, seed, per_read, 0.5, THREADS);
+        random += report.schedules;
+        reports.push(report);
     }
     let seconds = started.elapsed().as_secs_f64();
 
@@ -73,6 +78,11 @@ fn main() {
         println!("sim_{}_violations={broken}", invariant.name());
     }
     println!("sim_schedules={schedules}");
+    println!("sim_schedules_requested={requested}");
+    println!(
+        "sim_schedules_unjudged={}",
+        requested.saturating_sub(schedules)
+    );
     println!("sim_exhaustive_schedules={exhaustive}");
     println!("sim_random_schedules={random}");
     println!(

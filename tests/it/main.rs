@@ -19,6 +19,8 @@ mod errors;
 mod exactly_once;
 // Issue 22: redirects, firewall pages, forged successes and endless bodies over real HTTP.
 mod hostile_network;
+// Issue 35: hostile requests recorded over real HTTP; no name, email, phone or key in any file written.
+mod hostile_recordings;
 // One KeyHandle rotates a client, its clones and a webhook Verifier together, mid-traffic (issue 16).
 mod key_rotation;
 // Streaming every page, with orders arriving between pages.

@@ -15,8 +15,8 @@ pub use check::{Finding, RecordingsReport, Verdict, check};
 pub use compare::{Compared, Comparison, Outcome, compare, compare_refused};
 pub use conformance::{Conformance, Nonconformity, Undeclared, conformance};
 pub use format::{
-    Cassette, CassetteError, CustomerData, Exchange, FORMAT, RecordedAnswer, RecordedBody,
-    RecordedRequest,
+    APPENDED_FORMAT, Cassette, CassetteError, CassetteWriter, CustomerData, Exchange, FORMAT,
+    MAX_NAME_LEN, RecordedAnswer, RecordedBody, RecordedRequest, cassette_name,
 };
 pub use record::{
     DEFAULT_MAX_KEPT_BODY, HttpAnswer, HttpRequest, RecordOptions, Recorder, Recording,

@@ -21,7 +21,9 @@ use sha2::{Digest, Sha256};
 use store_api_raw::contract::VERSION_PREFIX;
 
 use crate::format::{RecordedBody, RecordedRequest};
-use crate::redact::{Field, Keys, address_field, is_us, shipping_field, visit_customer_data};
+use crate::redact::{
+    Field, Keys, Scope, bind_people, find_tokens, hide_people, mask_people, visit_customer_data,
+};
 
 /// The query parameter whose values are fresh external ids.
 const EXTERNAL_ID_FILTER: &str = "filter[externalOrderId]";
@@ -80,14 +82,30 @@ impl Bindings {
     /// characters or more, too distinctive to be anything else) inside any text, such as a 409's
     /// message.
     pub(crate) fn restore(&self, value: &mut Value) {
-        visit_customer_data(value, &mut |field, inner| {
-            if let Value::String(text) = inner
-                && let Some(live) = self.live(Var::Customer(field), text)
-            {
-                *text = live.clone();
+        visit_customer_data(value, &mut |field, inner| match inner {
+            Value::String(text) => {
+                if let Some(live) = self.live(Var::Customer(field), text) {
+                    *text = live.clone();
+                }
             }
+            Value::Number(number) => {
+                if let Some(live) = self.live(Var::Customer(field), &number.to_string()) {
+                    *inner = serde_json::from_str(live).unwrap_or(Value::Null);
+                }
+            }
+            _ => {}
         });
         self.restore_fresh(value);
+        // Emails and phone numbers recorded as placeholders in any other text.
+        crate::redact::visit_strings(value, &mut |text| {
+            let tokens = find_tokens(text, None, true);
+            for token in tokens.iter().rev() {
+                let field = token.shape.field().unwrap_or(Field::Other);
+                if let Some(live) = self.live(Var::Customer(field), &token.text) {
+                    text.replace_range(token.range.clone(), live);
+                }
+            }
+        });
         // A message that quoted a value was recorded quoting its placeholder (`redact_answer`).
         if let Some(message) = value.get_mut("message") {
             for ((var, placeholder), live) in &self.live_of {
@@ -174,7 +192,9 @@ impl Shape {
         }
     }
 
-    /// The text a diff shows: one line per query parameter, the body pretty.
+    /// The text a diff shows: one line per query parameter, the body pretty; a JSON body is written
+    /// no further than [`RENDERED_BODY`] bytes (a diff compares less than that), so that rendering a
+    /// request of megabytes costs no more than rendering a small one.
     pub(crate) fn render(&self) -> String {
         let mut text = format!("{} {}\n", self.method, self.path);
         for (name, value) in &self.query {
@@ -183,8 +203,13 @@ impl Shape {
         match &self.body {
             None => {}
             Some(ShapeBody::Json(json)) => {
-                text.push_str(&serde_json::to_string_pretty(json).unwrap_or_default());
+                let mut written = Bounded(Vec::new());
+                let cut = serde_json::to_writer_pretty(&mut written, json).is_err();
+                text.push_str(&String::from_utf8_lossy(&written.0));
                 text.push('\n');
+                if cut {
+                    text.push_str("(the body goes on; the rest is not shown)\n");
+                }
             }
             Some(ShapeBody::Text(body)) => {
                 text.push_str(body);
@@ -195,6 +220,28 @@ impl Shape {
             }
         }
         text
+    }
+}
+
+/// How much of a JSON body [`Shape::render`] writes.
+const RENDERED_BODY: usize = 2 * crate::diff::MAX_DIFF_BYTES;
+
+/// A writer that takes [`RENDERED_BODY`] bytes and then fails, which stops a serializer.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let room = RENDERED_BODY.saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::Error::other("rendered enough"));
+        }
+        let taken = room.min(bytes.len());
+        self.0.extend_from_slice(&bytes[..taken]);
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -212,7 +259,9 @@ enum LiveBody {
     None,
     Json(Value),
     Text(String),
-    Bytes(Vec<u8>),
+    /// A body that is not text, or one longer than the service takes (never parsed): its digest
+    /// ([`unparsed_digest`]).
+    Digest(String),
 }
 
 impl Live {
@@ -222,13 +271,17 @@ impl Live {
         let query = query.map(|query| keys.scrub(query));
         let body = if body.is_empty() {
             LiveBody::None
+        } else if body.len() > store_api_raw::contract::MAX_BODY_BYTES {
+            // The size first: a body the service would refuse is digested as the recording
+            // digested it, never parsed.
+            LiveBody::Digest(unparsed_digest(body, keys))
         } else if let Ok(mut json) = serde_json::from_slice::<Value>(body) {
             keys.scrub_json(&mut json);
             LiveBody::Json(json)
         } else {
             match std::str::from_utf8(body) {
                 Ok(text) => LiveBody::Text(keys.scrub(text)),
-                Err(_) => LiveBody::Bytes(body.to_vec()),
+                Err(_) => LiveBody::Digest(sha256_hex(body)),
             }
         };
         Live {
@@ -244,9 +297,22 @@ impl Live {
         self.method == "GET" || self.method == "HEAD"
     }
 
-    /// `METHOD /path`, for messages.
-    pub(crate) fn line(&self) -> String {
-        format!("{} {}", self.method, self.path)
+    /// The method, upper case.
+    pub(crate) fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The path, from the version prefix on, the key scrubbed (as sent otherwise: not decoded).
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Whether `recorded` has this request's method and path: no request matches one that has not
+    /// (what [`Live::against`] returns keeps both), so this is checked first.
+    pub(crate) fn same_route(&self, recorded: &Shape) -> bool {
+        self.method == recorded.method
+            && (self.path == recorded.path
+                || mask_people(&self.path) == mask_people(&recorded.path))
     }
 
     /// This request as compared with `recorded`: its variables replaced by the recorded values they
@@ -264,7 +330,21 @@ impl Live {
             .enumerate()
             .map(|(at, (name, value))| {
                 if name != EXTERNAL_ID_FILTER {
-                    return (name.clone(), value.clone());
+                    let recorded = recorded.query.get(at);
+                    return (
+                        text(
+                            name,
+                            recorded.map(|(name, _)| name.as_str()),
+                            redacted,
+                            bindings,
+                        ),
+                        text(
+                            value,
+                            recorded.map(|(_, value)| value.as_str()),
+                            redacted,
+                            bindings,
+                        ),
+                    );
                 }
                 let recorded_values: Vec<&str> = recorded
                     .query
@@ -299,82 +379,74 @@ impl Live {
             LiveBody::Json(json) => Some(ShapeBody::Json(normalize(
                 json,
                 recorded_json,
-                Context::Plain,
+                Scope::Plain,
                 redacted,
                 bindings,
             ))),
             LiveBody::Text(text) if matches!(recorded.body, Some(ShapeBody::Digest(_))) => {
                 Some(ShapeBody::Digest(sha256_hex(text.as_bytes())))
             }
-            LiveBody::Text(text) => Some(ShapeBody::Text(text.clone())),
-            LiveBody::Bytes(bytes) => Some(ShapeBody::Digest(sha256_hex(bytes))),
+            LiveBody::Text(live) => Some(ShapeBody::Text(match &recorded.body {
+                Some(ShapeBody::Text(recorded)) => text(live, Some(recorded), redacted, bindings),
+                _ => text(live, None, redacted, bindings),
+            })),
+            LiveBody::Digest(digest) => Some(ShapeBody::Digest(digest.clone())),
         };
         Shape {
             method: self.method.clone(),
-            path: self.path.clone(),
+            path: text(&self.path, Some(&recorded.path), redacted, bindings),
             query,
             body,
         }
     }
 }
 
-/// Where in a body a value stands.
-#[derive(Debug, Clone, Copy)]
-enum Context {
-    Plain,
-    ShippingAddress,
-    Address { us: bool },
+/// A text outside customer data (a path, a query's name or value, a string of a body) as compared
+/// with `recorded`: the recorded text when they differ only in emails and phone numbers bound to
+/// its placeholders; otherwise itself, its emails and phone numbers hidden (in a redacted cassette).
+fn text(live: &str, recorded: Option<&str>, redacted: bool, bindings: &mut Bindings) -> String {
+    if !redacted || recorded == Some(live) {
+        return live.to_owned();
+    }
+    if let Some(recorded) = recorded {
+        let mut trial = bindings.clone();
+        let bind = &mut |field, placeholder: &str, live: &str| {
+            trial.bind(Var::Customer(field), placeholder, live)
+        };
+        if bind_people(live, recorded, bind) {
+            *bindings = trial;
+            return recorded.to_owned();
+        }
+    }
+    hide_people(live)
 }
 
-/// `live` as compared with `recorded` (see [`Live::against`]).
+/// `live` as compared with `recorded` (see [`Live::against`]), standing in `scope`.
 fn normalize(
     live: &Value,
     recorded: Option<&Value>,
-    context: Context,
+    scope: Scope,
     redacted: bool,
     bindings: &mut Bindings,
 ) -> Value {
+    // A cassette that kept customer data holds it as it was sent: compared as it is.
+    let scope = if redacted { scope } else { Scope::Plain };
     match live {
         Value::Object(object) => {
             let mut out = Map::new();
             for (key, inner) in object {
-                let recorded = recorded.and_then(|recorded| recorded.get(key));
-                let value = match context {
-                    Context::Plain => match (key.as_str(), Var::fresh(key)) {
-                        ("shippingAddress", _) => normalize(
-                            inner,
-                            recorded,
-                            Context::ShippingAddress,
-                            redacted,
-                            bindings,
-                        ),
-                        (_, Some(var)) => match inner {
-                            Value::String(live) => Value::String(fresh(
-                                var,
-                                live,
-                                recorded.and_then(Value::as_str),
-                                bindings,
-                            )),
-                            _ => inner.clone(),
-                        },
-                        _ => normalize(inner, recorded, Context::Plain, redacted, bindings),
-                    },
-                    Context::ShippingAddress => {
-                        if let Some(field) = shipping_field(key) {
-                            customer(field, key, inner, recorded, redacted, bindings)
-                        } else if let (true, Value::Object(address)) = (key == "address", inner) {
-                            let us = is_us(address);
-                            normalize(inner, recorded, Context::Address { us }, redacted, bindings)
-                        } else {
-                            normalize(inner, recorded, Context::Plain, redacted, bindings)
-                        }
+                let recorded_object = recorded.and_then(Value::as_object);
+                let key = object_key(key, recorded_object, redacted, bindings);
+                let recorded = recorded_object.and_then(|recorded| recorded.get(&key));
+                let member = scope.member(&key, object);
+                let value = match (member, Var::fresh(&key), inner) {
+                    (Scope::Plain, Some(var), Value::String(live)) => {
+                        Value::String(fresh(var, live, recorded.and_then(Value::as_str), bindings))
                     }
-                    Context::Address { us } => match address_field(key, us) {
-                        Some(field) => customer(field, key, inner, recorded, redacted, bindings),
-                        None => normalize(inner, recorded, Context::Plain, redacted, bindings),
-                    },
+                    (Scope::Plain, Some(_), _) => inner.clone(),
+                    _ => normalize(inner, recorded, member, redacted, bindings),
                 };
-                out.insert(key.clone(), value);
+                out.insert(key, value);
             }
             Value::Object(out)
         }
@@ -384,38 +456,75 @@ fn normalize(
                 .enumerate()
                 .map(|(at, item)| {
                     let recorded = recorded.and_then(|recorded| recorded.get(at));
-                    normalize(item, recorded, Context::Plain, redacted, bindings)
+                    normalize(item, recorded, scope.item(), redacted, bindings)
                 })
                 .collect(),
         ),
+        Value::String(live) => match scope {
+            Scope::Plain => Value::String(text(
+                live,
+                recorded.and_then(Value::as_str),
+                redacted,
+                bindings,
+            )),
+            Scope::Customer(field) => customer(field.of_value(live), live, recorded, bindings),
+            Scope::Kept => Value::String(live.clone()),
+        },
+        Value::Number(number) if matches!(scope, Scope::Customer(_)) => {
+            match recorded.filter(|recorded| recorded.is_number()) {
+                Some(placeholder)
+                    if bindings.bind(
+                        Var::Customer(Field::Number),
+                        &placeholder.to_string(),
+                        &number.to_string(),
+                    ) =>
+                {
+                    placeholder.clone()
+                }
+                _ => Value::String("<number: redacted, matches no placeholder here>".into()),
+            }
+        }
         _ => live.clone(),
     }
 }
 
-/// A field of customer data: the placeholder it binds to, or a redacted marker that matches nothing.
-fn customer(
-    field: Field,
+/// An object's key as compared with the keys of `recorded`: itself when the recorded object has it,
+/// or the recorded key it matches but for emails and phone numbers.
+fn object_key(
     key: &str,
-    live: &Value,
-    recorded: Option<&Value>,
+    recorded: Option<&Map<String, Value>>,
     redacted: bool,
     bindings: &mut Bindings,
-) -> Value {
-    let Value::String(text) = live else {
-        return live.clone();
+) -> String {
+    let Some(recorded) = recorded.filter(|recorded| redacted && !recorded.contains_key(key)) else {
+        return key.to_owned();
     };
-    if !redacted || text.is_empty() {
-        return live.clone();
+    for candidate in recorded.keys() {
+        let matched = text(key, Some(candidate), redacted, bindings);
+        if matched == *candidate {
+            return matched;
+        }
+    }
+    hide_people(key)
+}
+
+/// A string of customer data of `field`: the placeholder it binds to, or a redacted marker that
+/// matches nothing. An empty string stays empty.
+fn customer(field: Field, live: &str, recorded: Option<&Value>, bindings: &mut Bindings) -> Value {
+    if live.is_empty() {
+        return Value::String(String::new());
     }
     match recorded.and_then(Value::as_str) {
         Some(placeholder)
             if !placeholder.is_empty()
-                && bindings.bind(Var::Customer(field), placeholder, text) =>
+                && bindings.bind(Var::Customer(field), placeholder, live) =>
         {
             Value::String(placeholder.to_owned())
         }
-        // Never shown: the diff says only that this field's value is not the recorded one's.
-        _ => Value::String(format!("<{key}: redacted, matches no placeholder here>")),
+        // Never shown: the diff says only that this value is not the recorded one's.
+        _ => Value::String(format!(
+            "<{field:?}: redacted, matches no placeholder here>"
+        )),
     }
 }
 
@@ -448,6 +557,15 @@ fn pairs(query: Option<&str>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// The digest of a body that is not parsed: of its text with the key scrubbed, or of its bytes when
+/// it is not text. The replay digests a live body so too ((below)).
+pub(crate) fn unparsed_digest(bytes: &[u8], keys: &crate::redact::Keys) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => sha256_hex(keys.scrub(text).as_bytes()),
+        Err(_) => sha256_hex(bytes),
+    }
+}
+
 /// The digest a body too large to keep is recorded and matched by: the SHA-256 of its compact JSON
 /// with every variable (customer data when `redacted`, fresh values) replaced by its field's name,
 /// so that the digest depends on neither.
@@ -455,10 +573,11 @@ pub(crate) fn canonical_digest(json: &Value, redacted: bool) -> String {
     let mut canonical = json.clone();
     if redacted {
         visit_customer_data(&mut canonical, &mut |_, inner| {
-            if inner.as_str().is_some_and(|text| !text.is_empty()) {
+            if inner.as_str().is_none_or(|text| !text.is_empty()) {
                 *inner = Value::String("<customer data>".into());
             }
         });
+        crate::redact::visit_strings(&mut canonical, &mut |text| *text = mask_people(text));
     }
     mask_fresh(&mut canonical);
     sha256_hex(canonical.to_string().as_bytes())

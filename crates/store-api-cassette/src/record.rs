@@ -5,7 +5,10 @@
 //! [`Recorder`] network and the CLI's recording proxy. [`Recorder`] wraps a real network under a
 //! [`store_api::Client`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::{Bytes, BytesMut};
@@ -13,13 +16,19 @@ use serde_json::Value;
 use store_api::network::{Network, NetworkError, NetworkFuture};
 
 use crate::format::{
-    Cassette, CustomerData, Exchange, RecordedAnswer, RecordedBody, RecordedRequest,
+    Cassette, CassetteError, CassetteWriter, CustomerData, Exchange, RecordedAnswer, RecordedBody,
+    RecordedRequest,
 };
-use crate::matching::{canonical_digest, split_path};
-use crate::redact::{Keys, Redactor};
+use crate::matching::{canonical_digest, split_path, unparsed_digest};
+use crate::redact::{Keys, Place, Redactor};
 
 /// Bodies longer than this (in bytes) are kept as their size and digest only, by default: 64 KiB.
 pub const DEFAULT_MAX_KEPT_BODY: usize = 64 * 1024;
+
+/// The longest request body ever parsed (the service's own limit, `x-max-body-bytes`: it refuses a
+/// longer one whatever it holds). A longer body is digested as its bytes, never parsed, by the
+/// recording and by the replay alike.
+pub(crate) const MAX_PARSED_BODY: usize = store_api_raw::contract::MAX_BODY_BYTES;
 
 /// The request headers a cassette keeps.
 const REQUEST_HEADERS: &[&str] = &["content-type"];
@@ -44,12 +53,15 @@ pub(crate) const ANSWER_HEADERS: &[&str] = &[
 /// let redacted = RecordOptions::default();
 /// // A recording of test data only, kept as sent.
 /// let kept = RecordOptions::default().keep_customer_data(true);
-/// # let _ = (redacted, kept);
+/// // Bodies that are not JSON kept as text (emails, phone numbers and the key still scrubbed).
+/// let text = RecordOptions::default().keep_unparsed_bodies(true);
+/// # let _ = (redacted, kept, text);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecordOptions {
     keep_customer_data: bool,
+    keep_unparsed_bodies: bool,
     max_kept_body: usize,
 }
 
@@ -57,16 +69,27 @@ impl Default for RecordOptions {
     fn default() -> Self {
         RecordOptions {
             keep_customer_data: false,
+            keep_unparsed_bodies: false,
             max_kept_body: DEFAULT_MAX_KEPT_BODY,
         }
     }
 }
 
 impl RecordOptions {
-    /// Keeps customer data (the `shippingAddress` of orders) as sent and received instead of
-    /// replacing it by placeholders (default `false`). The API key is never kept.
+    /// Keeps customer data (every value below an address-like key, and the emails and phone
+    /// numbers anywhere else) as sent and received instead of replacing it by placeholders (default
+    /// `false`). The API key is never kept.
     pub fn keep_customer_data(mut self, keep: bool) -> Self {
         self.keep_customer_data = keep;
+        self
+    }
+
+    /// Keeps a body that is not JSON (a malformed order, an HTML page) as text, its key, emails and
+    /// phone numbers scrubbed as anywhere else (default `false`: such a body is kept as its size and
+    /// SHA-256 only, since what customer data it holds cannot be found in it; a request kept so is
+    /// still matched on replay, an answer kept so cannot be replayed).
+    pub fn keep_unparsed_bodies(mut self, keep: bool) -> Self {
+        self.keep_unparsed_bodies = keep;
         self
     }
 
@@ -130,6 +153,8 @@ pub struct HttpAnswer {
 #[derive(Debug, Clone)]
 pub struct Recording {
     state: Arc<Mutex<RecordingState>>,
+    /// The file [`Recording::save`] appends to; its lock also keeps two saves from interleaving.
+    saving: Arc<Mutex<Option<CassetteWriter>>>,
 }
 
 #[derive(Debug)]
@@ -155,7 +180,61 @@ impl Recording {
                 keys: Keys::default(),
                 cassette: Cassette::new(customer_data),
             })),
+            saving: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Writes what was recorded so far to `path`, at the cost of what is new: the first save (or the
+    /// first to another path) writes the file whole, atomically and durably
+    /// ([`CassetteWriter::create`], in [`APPENDED_FORMAT`](crate::APPENDED_FORMAT)); each later save
+    /// appends the exchanges recorded since ([`CassetteWriter::append`]). Saves never hold up
+    /// [`record`](Self::record) while they write. After a failed write, the next save writes the
+    /// file whole again.
+    ///
+    /// ```
+    /// use store_api_cassette::{Cassette, HttpAnswer, HttpRequest, RecordOptions, Recording};
+    ///
+    /// # let folder = std::env::temp_dir();
+    /// let path = folder.join(format!("recording-save-example-{}.json", std::process::id()));
+    /// let recording = Recording::new(RecordOptions::default());
+    /// let headers = http::HeaderMap::new();
+    /// for _ in 0..3 {
+    ///     let request = HttpRequest { method: "GET", path_and_query: "/status", headers: &headers, body: b"" };
+    ///     let answer = HttpAnswer { status: 204, headers: http::HeaderMap::new(), body: Default::default() };
+    ///     recording.record(&request, &answer);
+    ///     recording.save(&path)?; // appends the one new exchange
+    /// }
+    /// assert_eq!(Cassette::load(&path)?, recording.cassette());
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), store_api_cassette::CassetteError>(())
+    /// ```
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), CassetteError> {
+        let path = path.as_ref();
+        let mut saving = self.saving.lock().unwrap_or_else(PoisonError::into_inner);
+        let written = match saving.as_ref() {
+            Some(writer) if writer.path() == path => writer.exchanges(),
+            _ => {
+                *saving = None;
+                let whole = self.cassette();
+                *saving = Some(CassetteWriter::create(path, &whole)?);
+                return Ok(());
+            }
+        };
+        // Only the new exchanges are copied out of the recording, and its lock is not held while
+        // they are written.
+        let new: Vec<Exchange> = {
+            let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.cassette.exchanges[written.min(state.cassette.exchanges.len())..].to_vec()
+        };
+        let appended = match saving.as_mut() {
+            Some(writer) => writer.append(&new),
+            None => Ok(()),
+        };
+        if appended.is_err() {
+            // What the file holds is not known now: the next save writes it whole.
+            *saving = None;
+        }
+        appended
     }
 
     /// Records one exchange: the request as sent (the key header and any occurrence of the key in
@@ -166,27 +245,25 @@ impl Recording {
         state.keys.add_from(request.headers);
         let mut redactor = (!state.options.keep_customer_data).then_some(&mut state.redactor);
         let max = state.options.max_kept_body;
-        let (path, query) = split_path(request.path_and_query);
         // The request first: its values get the first placeholders, as they were sent first.
-        let request_body = recorded_body(
-            request.body,
-            &state.keys,
-            redactor.as_deref_mut(),
-            false,
-            max,
-        );
-        let recorded_request = RecordedRequest {
-            method: request.method.to_ascii_uppercase(),
-            path: state.keys.scrub(path),
-            query: query.map(|query| state.keys.scrub(query)),
-            headers: kept_headers(request.headers, REQUEST_HEADERS, &state.keys),
-            body: request_body,
-        };
-        let recorded_answer = RecordedAnswer {
+        let mut recorded_request =
+            recorded_request(request, &state.keys, redactor.as_deref_mut(), max);
+        // A compressed answer is kept decoded (its `content-encoding` is not kept), so it replays.
+        let answer_body = decoded(&answer.headers, &answer.body);
+        let mut recorded_answer = RecordedAnswer {
             status: answer.status,
-            headers: kept_headers(&answer.headers, ANSWER_HEADERS, &state.keys),
-            body: recorded_body(&answer.body, &state.keys, redactor, true, max),
+            headers: kept_headers(
+                &answer.headers,
+                ANSWER_HEADERS,
+                &state.keys,
+                redactor.as_deref_mut(),
+            ),
+            body: recorded_body(&answer_body, &state.keys, redactor, true, max),
         };
+        if !state.options.keep_unparsed_bodies {
+            unkeep_text(&mut recorded_request.body, request.body, &state.keys);
+            unkeep_text(&mut recorded_answer.body, &answer_body, &state.keys);
+        }
         state.cassette.exchanges.push(Exchange {
             request: recorded_request,
             answer: recorded_answer,
@@ -203,18 +280,68 @@ impl Recording {
     }
 }
 
-/// The headers of `names` in `headers`, by lower-case name, the key scrubbed from their values.
+/// A request as a cassette keeps it: the key scrubbed from its path, query, headers and body, its
+/// customer data redacted when a redactor is given. The one redaction of a request: a recording
+/// writes this, and a replay miss shows only this of the request sent ([`crate::ReplayError`]).
+pub(crate) fn recorded_request(
+    request: &HttpRequest<'_>,
+    keys: &Keys,
+    redactor: Option<&mut Redactor>,
+    max: usize,
+) -> RecordedRequest {
+    let mut redactor = redactor;
+    let (path, query) = split_path(request.path_and_query);
+    let mut people = |text: String| match redactor.as_deref_mut() {
+        Some(redactor) => redactor.scrub_text(&text, Place::Url),
+        None => text,
+    };
+    let path = people(keys.scrub(path));
+    let query = query.map(|query| people(keys.scrub(query)));
+    let headers = kept_headers(
+        request.headers,
+        REQUEST_HEADERS,
+        keys,
+        redactor.as_deref_mut(),
+    );
+    let body = recorded_body(request.body, keys, redactor, false, max);
+    RecordedRequest {
+        method: request.method.to_ascii_uppercase(),
+        path,
+        query,
+        headers,
+        body,
+    }
+}
+
+/// A body kept as text replaced by its size and digest (the digest a replay takes of a live body
+/// that is not JSON): what a recording keeps unless [`RecordOptions::keep_unparsed_bodies`].
+fn unkeep_text(body: &mut Option<RecordedBody>, bytes: &[u8], keys: &Keys) {
+    if let Some(RecordedBody::Text(_)) = body {
+        *body = Some(RecordedBody::Omitted {
+            bytes: bytes.len() as u64,
+            sha256: unparsed_digest(bytes, keys),
+        });
+    }
+}
+
+/// The headers of `names` in `headers`, by lower-case name, the key scrubbed from their values
+/// (and emails and phone numbers when a redactor is given).
 fn kept_headers(
     headers: &http::HeaderMap,
     names: &[&str],
     keys: &Keys,
+    mut redactor: Option<&mut Redactor>,
 ) -> BTreeMap<String, String> {
     names
         .iter()
         .filter_map(|name| {
             let value = headers.get(*name)?;
-            let text = String::from_utf8_lossy(value.as_bytes());
-            Some(((*name).to_owned(), keys.scrub(&text)))
+            let text = keys.scrub(&String::from_utf8_lossy(value.as_bytes()));
+            let text = match redactor.as_deref_mut() {
+                Some(redactor) => redactor.scrub_text(&text, Place::Url),
+                None => text,
+            };
+            Some(((*name).to_owned(), text))
         })
         .collect()
 }
@@ -232,6 +359,15 @@ pub(crate) fn recorded_body(
         return None;
     }
     let redacted = redactor.is_some();
+    // The size first: a body too large to keep is parsed only when it is a request the service could
+    // take (its digest then masks the variables, so a replay matches it), never past that.
+    let parse = bytes.len() <= max || (!answer && bytes.len() <= MAX_PARSED_BODY);
+    if !parse {
+        return Some(RecordedBody::Omitted {
+            bytes: bytes.len() as u64,
+            sha256: unparsed_digest(bytes, keys),
+        });
+    }
     if let Ok(mut json) = serde_json::from_slice::<Value>(bytes) {
         keys.scrub_json(&mut json);
         if bytes.len() > max {
@@ -250,7 +386,10 @@ pub(crate) fn recorded_body(
         return Some(RecordedBody::Json(json));
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) if bytes.len() <= max => Some(RecordedBody::Text(keys.scrub(text))),
+        Ok(text) if bytes.len() <= max => Some(RecordedBody::Text(match redactor {
+            Some(redactor) => redactor.scrub_text(&keys.scrub(text), Place::Text),
+            None => keys.scrub(text),
+        })),
         Ok(text) => Some(RecordedBody::Omitted {
             bytes: bytes.len() as u64,
             sha256: crate::matching::sha256_hex(keys.scrub(text).as_bytes()),
@@ -259,6 +398,42 @@ pub(crate) fn recorded_body(
             bytes: bytes.len() as u64,
             sha256: crate::matching::sha256_hex(bytes),
         }),
+    }
+}
+
+/// The body of an answer as its sender meant it: decoded when its `content-encoding` is `gzip` (or
+/// `x-gzip`) or `deflate`, at most [`store_api::DEFAULT_MAX_RESPONSE_BYTES`] of it (what a client reads
+/// at most). A body in another encoding, or one that does not decode, stays as it came (and, not
+/// being text, is kept as its size and digest).
+fn decoded<'a>(headers: &http::HeaderMap, body: &'a [u8]) -> Cow<'a, [u8]> {
+    let Some(encoding) = headers
+        .get(http::header::CONTENT_ENCODING)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.trim().to_ascii_lowercase())
+    else {
+        return Cow::Borrowed(body);
+    };
+    let limit = store_api::DEFAULT_MAX_RESPONSE_BYTES as u64;
+    let mut out = Vec::new();
+    let read = match encoding.as_str() {
+        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(body)
+            .take(limit + 1)
+            .read_to_end(&mut out),
+        // `deflate` is zlib-wrapped (RFC 9110 8.4.1.2); some servers send it raw all the same.
+        "deflate" => flate2::read::ZlibDecoder::new(body)
+            .take(limit + 1)
+            .read_to_end(&mut out)
+            .or_else(|_| {
+                out.clear();
+                flate2::read::DeflateDecoder::new(body)
+                    .take(limit + 1)
+                    .read_to_end(&mut out)
+            }),
+        _ => return Cow::Borrowed(body),
+    };
+    match read {
+        Ok(_) if out.len() as u64 <= limit => Cow::Owned(out),
+        _ => Cow::Borrowed(body),
     }
 }
 
@@ -474,6 +649,7 @@ mod tests {
         let recording = Recording::new(
             RecordOptions::default()
                 .keep_customer_data(true)
+                .keep_unparsed_bodies(true)
                 .max_kept_body(10),
         );
         let body = json!({"shippingAddress": {"firstName": "Ada"}}).to_string();
@@ -502,5 +678,125 @@ mod tests {
             Some(RecordedBody::Text("short".into()))
         );
         assert_eq!(cassette.customer_data, CustomerData::Kept);
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    // Issue 35, defect 9: an answer the origin compressed (the caller sent `Accept-Encoding: gzip`)
+    // was kept as an omitted body, and its replay failed advising to raise `max_kept_body`.
+    #[test]
+    fn a_compressed_answer_is_recorded_decoded_and_replays_uncompressed() {
+        let recording = Recording::new(RecordOptions::default());
+        let page = json!({"items": [{"id": "ord_1"}], "total": 1});
+        for (encoding, body) in [
+            ("gzip", gzip(page.to_string().as_bytes())),
+            ("deflate", {
+                use std::io::Write as _;
+                let mut encoder =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+                encoder.write_all(page.to_string().as_bytes()).unwrap();
+                encoder.finish().unwrap()
+            }),
+        ] {
+            let mut headers = http::HeaderMap::new();
+            headers.insert("content-encoding", encoding.parse().unwrap());
+            headers.insert("content-type", "application/json".parse().unwrap());
+            recording.record(
+                &HttpRequest {
+                    method: "GET",
+                    path_and_query: "/store-api/2026-08/stores/s/orders",
+                    headers: &http::HeaderMap::new(),
+                    body: b"",
+                },
+                &HttpAnswer {
+                    status: 200,
+                    headers,
+                    body: body.into(),
+                },
+            );
+        }
+        let cassette = recording.cassette();
+        for exchange in &cassette.exchanges {
+            assert_eq!(exchange.answer.body, Some(RecordedBody::Json(page.clone())));
+            assert!(!exchange.answer.headers.contains_key("content-encoding"));
+        }
+        let replay = crate::Replay::new(cassette);
+        let answer = replay
+            .answer(&HttpRequest {
+                method: "GET",
+                path_and_query: "/store-api/2026-08/stores/s/orders",
+                headers: &http::HeaderMap::new(),
+                body: b"",
+            })
+            .unwrap();
+        assert!(answer.headers.get("content-encoding").is_none());
+        assert_eq!(serde_json::from_slice::<Value>(&answer.body).unwrap(), page);
+        // A body that does not decode stays as it came (not text: its size and digest).
+        let broken = decoded(
+            &[("content-encoding", "gzip")]
+                .into_iter()
+                .map(|(n, v)| (n.parse().unwrap(), v.parse().unwrap()))
+                .collect(),
+            b"\x1f\x8bnot gzip",
+        );
+        assert_eq!(&*broken, b"\x1f\x8bnot gzip");
+    }
+
+    // Issue 35, defect 5 (its last part): a body was parsed whole before its size was looked at. A
+    // request longer than the service takes, and an answer too large to keep, are digested as their
+    // bytes, never parsed: the digest of a pretty document is its bytes', not its compact form's.
+    #[test]
+    fn a_body_past_its_cap_is_digested_unparsed() {
+        let recording = Recording::new(RecordOptions::default().max_kept_body(16));
+        let huge = serde_json::to_string_pretty(&json!({"items": vec!["x"; MAX_PARSED_BODY / 4]}))
+            .unwrap();
+        assert!(huge.len() > MAX_PARSED_BODY);
+        let answer = serde_json::to_string_pretty(&json!({"a": [1, 2, 3]})).unwrap();
+        recording.record(
+            &HttpRequest {
+                method: "POST",
+                path_and_query: "/store-api/2026-08/stores/s/orders",
+                headers: &http::HeaderMap::new(),
+                body: huge.as_bytes(),
+            },
+            &HttpAnswer {
+                status: 413,
+                headers: http::HeaderMap::new(),
+                body: answer.clone().into(),
+            },
+        );
+        let cassette = recording.cassette();
+        let exchange = &cassette.exchanges[0];
+        let digest = |bytes: &[u8]| crate::matching::sha256_hex(bytes);
+        assert_eq!(
+            exchange.request.body,
+            Some(RecordedBody::Omitted {
+                bytes: huge.len() as u64,
+                sha256: digest(huge.as_bytes())
+            })
+        );
+        assert_eq!(
+            exchange.answer.body,
+            Some(RecordedBody::Omitted {
+                bytes: answer.len() as u64,
+                sha256: digest(answer.as_bytes())
+            })
+        );
+        // The replay digests the live body alike, unparsed: the same request matches.
+        let replay = crate::Replay::new(cassette);
+        let error = replay
+            .answer(&HttpRequest {
+                method: "POST",
+                path_and_query: "/store-api/2026-08/stores/s/orders",
+                headers: &http::HeaderMap::new(),
+                body: huge.as_bytes(),
+            })
+            .unwrap_err();
+        assert!(error.to_string().contains("matched"), "{error}");
     }
 }

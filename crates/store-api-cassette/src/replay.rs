@@ -17,15 +17,26 @@
 //!   Through a [`store_api::Client`] it is
 //!   [`store_api::Error::Refused`], never retried, its source the `ReplayError`.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use store_api::network::{Network, NetworkError, NetworkFuture};
 
 use crate::format::{Cassette, CustomerData, Exchange, RecordedAnswer, RecordedBody};
-use crate::matching::{Bindings, Live, Shape};
-use crate::record::{HttpAnswer, HttpRequest, path_and_query, to_response};
-use crate::redact::Keys;
+use crate::matching::{Bindings, Live, Shape, ShapeBody};
+use crate::record::{
+    HttpAnswer, HttpRequest, MAX_PARSED_BODY, path_and_query, recorded_request, to_response,
+};
+use crate::redact::{Keys, Redactor};
+
+/// The most recorded requests a miss's explanation compares the request with (those of its method
+/// and path first).
+const MAX_COMPARED: usize = 32;
+
+/// How long a miss's explanation may take before it settles for what it found (it never holds the
+/// replay's lock).
+const EXPLAIN_BUDGET: Duration = Duration::from_secs(1);
 
 /// Answers requests from a cassette. Shareable across threads (its progress is behind a lock).
 #[derive(Debug)]
@@ -93,8 +104,15 @@ impl Replay {
     }
 
     /// The recorded answer to `request`, with the live values of its variables carried back, or
-    /// why there is none.
+    /// why there is none. A miss's explanation (a diff, bounded in size and time) is built after the
+    /// replay's lock is released: other requests are answered meanwhile.
     pub fn answer(&self, request: &HttpRequest<'_>) -> Result<HttpAnswer, ReplayError> {
+        self.lookup(request).map_err(|miss| self.explain(miss))
+    }
+
+    /// The recorded answer to `request`, or what explaining the miss takes (cheap to make: the
+    /// explanation is [`Replay::explain`]'s).
+    fn lookup(&self, request: &HttpRequest<'_>) -> Result<HttpAnswer, Miss> {
         let mut keys = Keys::default();
         keys.add_from(request.headers);
         let live = Live::new(request.method, request.path_and_query, request.body, &keys);
@@ -114,6 +132,9 @@ impl Replay {
                 .collect()
         };
         for &index in &candidates {
+            if !live.same_route(&self.shapes[index]) {
+                continue;
+            }
             let mut bindings = state.bindings.clone();
             if live.against(&self.shapes[index], redacted, &mut bindings) == self.shapes[index] {
                 state.used[index] = true;
@@ -121,10 +142,29 @@ impl Replay {
                     state.last_write = Some(index);
                 }
                 state.bindings = bindings;
-                return self.recorded_answer(index, &state.bindings);
+                return self
+                    .recorded_answer(index, &state.bindings)
+                    .map_err(|error| Miss::Explained(Box::new(error)));
             }
         }
-        Err(self.no_answer(&live, &candidates, &state, redacted))
+        // What the explanation needs, copied: the lock is released before it is built.
+        Err(Miss::Unexplained(Box::new(Unexplained {
+            live,
+            keys,
+            candidates,
+            redacted,
+            asked: state.asked,
+            used: state.used.clone(),
+            bindings: state.bindings.clone(),
+        })))
+    }
+
+    /// The error of a miss: its explanation built now, with no lock held.
+    fn explain(&self, miss: Miss) -> ReplayError {
+        match miss {
+            Miss::Explained(error) => *error,
+            Miss::Unexplained(miss) => self.no_answer(&miss),
+        }
     }
 
     /// The exchanges never asked for so far (a test may assert there are none).
@@ -187,48 +227,64 @@ impl Replay {
         })
     }
 
-    /// Why `live` got no answer, with a diff against the nearest recorded request.
-    fn no_answer(
-        &self,
-        live: &Live,
-        candidates: &[usize],
-        state: &ReplayState,
-        redacted: bool,
-    ) -> ReplayError {
-        let asked = state.asked;
+    /// Why `live` got no answer, with a diff against the nearest recorded request. Bounded: at most
+    /// [`MAX_COMPARED`] recorded requests are compared (those of the same method and path first),
+    /// for at most [`EXPLAIN_BUDGET`], and the diff is [`crate::diff`]'s, bounded too. What it shows
+    /// of either request is what a recording keeps of it, redacted again (the key in any spelling,
+    /// customer data even in a cassette that kept it): the message may be printed anywhere.
+    fn no_answer(&self, miss: &Unexplained) -> ReplayError {
+        let Unexplained {
+            live,
+            keys,
+            candidates,
+            redacted,
+            asked,
+            used,
+            bindings,
+        } = miss;
+        let redacted = *redacted;
+        let deadline = Instant::now() + EXPLAIN_BUDGET;
+        let in_time = || Instant::now() < deadline;
+        let matches = |index: usize| {
+            live.same_route(&self.shapes[index]) && {
+                let mut bindings = bindings.clone();
+                live.against(&self.shapes[index], redacted, &mut bindings) == self.shapes[index]
+            }
+        };
         let unused: Vec<usize> = (0..self.shapes.len())
-            .filter(|&index| !state.used[index])
+            .filter(|&index| !used[index])
             .collect();
         // A write is compared with the write expected next; a read with the nearest unused read
         // after the last write, else the nearest unused exchange.
         let pool = if !candidates.is_empty() {
-            candidates
+            &candidates[..]
         } else {
             &unused[..]
         };
-        let compared: Vec<(usize, Shape)> = pool
+        let (same, other): (Vec<usize>, Vec<usize>) = pool
             .iter()
-            .map(|&index| {
-                let mut bindings = state.bindings.clone();
-                (
-                    index,
-                    live.against(&self.shapes[index], redacted, &mut bindings),
-                )
-            })
-            .collect();
-        let nearest = compared
-            .iter()
-            .map(|(index, shown)| (*index, shown, closeness(&self.shapes[*index], shown)))
-            .max_by(|a, b| a.2.total_cmp(&b.2).then(b.0.cmp(&a.0)));
-        let what = format!("request {asked} of this replay ({})", live.line());
+            .partition(|&&index| live.same_route(&self.shapes[index]));
+        let mut nearest: Option<(usize, Shape, f32)> = None;
+        for index in same.into_iter().chain(other).take(MAX_COMPARED) {
+            if nearest.is_some() && !in_time() {
+                break;
+            }
+            let shown = live.against(&self.shapes[index], redacted, &mut bindings.clone());
+            let close = closeness(&self.shapes[index], &shown);
+            if nearest.as_ref().is_none_or(|(_, _, best)| close > *best) {
+                nearest = Some((index, shown, close));
+            }
+        }
         let answered = (0..self.shapes.len())
-            .filter(|&other| state.used[other])
-            .filter(|&other| {
-                let mut bindings = state.bindings.clone();
-                live.against(&self.shapes[other], redacted, &mut bindings) == self.shapes[other]
-            })
+            .filter(|&other| used[other])
+            .take_while(|_| in_time())
+            .filter(|&other| matches(other))
             .count();
         let Some((index, shown, _)) = nearest else {
+            let what = format!(
+                "request {asked} of this replay ({})",
+                Shown::new(keys).line(live)
+            );
             return ReplayError {
                 summary: format!(
                     "the cassette holds no answer for {what}: every one of its {} exchanges was used{}",
@@ -243,10 +299,10 @@ impl Replay {
                 nearest: None,
             };
         };
-        let held_elsewhere = unused.iter().any(|&other| {
-            let mut bindings = state.bindings.clone();
-            live.against(&self.shapes[other], redacted, &mut bindings) == self.shapes[other]
-        });
+        let held_elsewhere = unused
+            .iter()
+            .take_while(|_| in_time())
+            .any(|&other| matches(other));
         let used_up;
         let why = if held_elsewhere && !live.is_read() {
             "the cassette holds it later: writes are answered in the recorded order, and the next recorded write is"
@@ -262,23 +318,134 @@ impl Replay {
         } else {
             "the nearest recorded request is"
         };
-        let recorded = self.shapes[index].render();
-        let sent = shown.render();
+        // Both sides through one redaction, so the same value shows as the same placeholder.
+        let mut display = Shown::new(keys);
+        let recorded = display.shape(&self.shapes[index]);
+        let sent = display.shape(&shown);
+        let what = format!(
+            "request {asked} of this replay ({} {})",
+            sent.method, sent.path
+        );
         let diff = crate::diff::unified(
-            &recorded,
-            &sent,
+            &recorded.render(),
+            &sent.render(),
             &format!("recorded (exchange {index})"),
             "sent",
         );
         ReplayError {
             summary: format!(
                 "the cassette holds no answer for {what}; {why} exchange {index} ({} {}):",
-                self.shapes[index].method, self.shapes[index].path
+                recorded.method, recorded.path
             ),
             diff,
             nearest: Some(index),
         }
     }
+}
+
+/// A request that got no answer.
+#[derive(Debug)]
+enum Miss {
+    /// It matched, but its recorded answer cannot be given: the error is known already.
+    Explained(Box<ReplayError>),
+    /// It matched nothing: what [`Replay::no_answer`] needs, copied out of the replay's state.
+    Unexplained(Box<Unexplained>),
+}
+
+/// What explaining a miss needs, taken while the replay's lock was held.
+#[derive(Debug)]
+struct Unexplained {
+    live: Live,
+    keys: Keys,
+    candidates: Vec<usize>,
+    redacted: bool,
+    asked: usize,
+    used: Vec<bool>,
+    bindings: Bindings,
+}
+
+/// What a miss's message shows of a request: what a recording would keep of it
+/// ([`recorded_request`]: the key scrubbed, customer data redacted), its path and query decoded
+/// first, so that a key spelled with percent-escapes is scrubbed too.
+struct Shown<'a> {
+    keys: &'a Keys,
+    redactor: Redactor,
+}
+
+impl<'a> Shown<'a> {
+    fn new(keys: &'a Keys) -> Shown<'a> {
+        Shown {
+            keys,
+            redactor: Redactor::default(),
+        }
+    }
+
+    /// `METHOD /path` of a live request, redacted.
+    fn line(&mut self, live: &Live) -> String {
+        let shape = self.shape(&Shape {
+            method: live.method().to_owned(),
+            path: live.path().to_owned(),
+            query: Vec::new(),
+            body: None,
+        });
+        format!("{} {}", shape.method, shape.path)
+    }
+
+    /// `shape` as a miss shows it.
+    fn shape(&mut self, shape: &Shape) -> Shape {
+        let mut path_and_query = percent_decoded(&shape.path);
+        if !shape.query.is_empty() {
+            path_and_query.push('?');
+            path_and_query.push_str(
+                &url::form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(&shape.query)
+                    .finish(),
+            );
+        }
+        let body: Vec<u8> = match &shape.body {
+            Some(ShapeBody::Json(json)) => json.to_string().into_bytes(),
+            Some(ShapeBody::Text(text)) => text.clone().into_bytes(),
+            None | Some(ShapeBody::Digest(_)) => Vec::new(),
+        };
+        let request = recorded_request(
+            &HttpRequest {
+                method: &shape.method,
+                path_and_query: &path_and_query,
+                headers: &http::HeaderMap::new(),
+                body: &body,
+            },
+            self.keys,
+            Some(&mut self.redactor),
+            MAX_PARSED_BODY,
+        );
+        let mut shown = Shape::recorded(&request);
+        if let Some(ShapeBody::Digest(digest)) = &shape.body {
+            shown.body = Some(ShapeBody::Digest(digest.clone()));
+        }
+        shown
+    }
+}
+
+/// `text` with its percent-escapes decoded (bytes that are not UTF-8 shown as U+FFFD).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[at], bytes.get(at + 1), bytes.get(at + 2)) {
+            (b'%', Some(&high), Some(&low)) if hex(high).is_some() && hex(low).is_some() => {
+                let value = hex(high).unwrap_or_default() * 16 + hex(low).unwrap_or_default();
+                out.push(value as u8);
+                at += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Whether a recorded request is a read.
@@ -329,14 +496,14 @@ fn closeness(recorded: &Shape, shown: &Shape) -> f32 {
 /// ```
 #[derive(Debug)]
 pub struct Replayer {
-    replay: Replay,
+    replay: Arc<Replay>,
 }
 
 impl Replayer {
     /// A replayer of `cassette`, from its first exchange.
     pub fn new(cassette: Cassette) -> Replayer {
         Replayer {
-            replay: Replay::new(cassette),
+            replay: Arc::new(Replay::new(cassette)),
         }
     }
 
@@ -347,25 +514,43 @@ impl Replayer {
 }
 
 impl Network for Replayer {
+    /// A request is matched at once (the replay's order is the order of the calls); a miss is
+    /// explained on a blocking thread when a tokio runtime is there (`spawn_blocking`), off the async
+    /// workers.
     fn send(&self, request: reqwest::Request) -> NetworkFuture<'_> {
         let path_and_query = path_and_query(request.url());
         let body = request
             .body()
             .and_then(reqwest::Body::as_bytes)
             .unwrap_or_default();
-        let answer = self.replay.answer(&HttpRequest {
+        let found = self.replay.lookup(&HttpRequest {
             method: request.method().as_str(),
             path_and_query: &path_and_query,
             headers: request.headers(),
             body,
         });
-        let response = match answer {
+        let refused = |error: ReplayError| NetworkError::Refused(Box::new(error));
+        let miss = match found {
             Ok(answer) => {
-                to_response(answer).map_err(|error| NetworkError::Refused(Box::new(error)))
+                let response = to_response(answer).map_err(|e| NetworkError::Refused(Box::new(e)));
+                return Box::pin(async move { response });
             }
-            Err(error) => Err(NetworkError::Refused(Box::new(error))),
+            Err(miss) => miss,
         };
-        Box::pin(async move { response })
+        let replay = Arc::clone(&self.replay);
+        Box::pin(async move {
+            let explain = move || replay.explain(miss);
+            let error = match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => match runtime.spawn_blocking(explain).await {
+                    Ok(error) => error,
+                    Err(join) => {
+                        return Err(NetworkError::Refused(Box::new(join)));
+                    }
+                },
+                Err(_) => explain(),
+            };
+            Err(refused(error))
+        })
     }
 }
 
@@ -555,5 +740,107 @@ mod tests {
             again.to_string().contains("held this request 1 time(s)"),
             "{again}"
         );
+    }
+
+    // Issue 35, defect 4: a miss printed the key (spelled with percent-escapes, in a query or a path)
+    // and, from a cassette that kept customer data, the customer data of the request sent.
+    #[test]
+    fn a_miss_shows_neither_the_key_nor_customer_data() {
+        let recording = Recording::new(RecordOptions::default().keep_customer_data(true));
+        let key = headers("csk_recorded_key_1");
+        let first = order("ext-recorded-1", "Ada").to_string();
+        recording.record(
+            &request("POST", ORDERS, &key, first.as_bytes()),
+            &answer(201, &json!({"id": "ord_1"})),
+        );
+        let replay = Replay::new(recording.cassette());
+        let secret = "csk_live_secret_key_9";
+        let live_key = headers(secret);
+        let mut body = order("ext-live-1", "Zelda");
+        body["shippingAddress"]["email"] = json!("zelda@private.example");
+        let body = body.to_string();
+        for path in [
+            format!(
+                "{ORDERS}?note=csk%5Flive%5Fsecret%5Fkey%5F9&other=csk%5flive%5fsecret%5fkey%5f9"
+            ),
+            format!("/store-api/2026-08/stores/csk%5Flive%5Fsecret%5Fkey%5F9/orders?k={secret}"),
+        ] {
+            let error = replay
+                .answer(&request("POST", &path, &live_key, body.as_bytes()))
+                .unwrap_err();
+            let text = error.to_string();
+            assert!(text.contains("the next recorded write is"), "{text}");
+            for shown in [
+                secret,
+                "csk%5Flive",
+                "csk%5flive",
+                "live%5Fsecret",
+                "Zelda",
+                "zelda@private.example",
+            ] {
+                assert!(!text.contains(shown), "{shown:?} shown: {text}");
+            }
+            assert!(text.contains("<api-key>"), "{text}");
+        }
+    }
+
+    // Issue 35, defect 5: the diff of a miss was unbounded and built under the replay's lock: a
+    // 40 KB body took 14.8 s while every other request waited. A miss on a body of megabytes (parsed,
+    // below the service's limit, or not, above it) is answered within seconds (debug build), and a
+    // small request sent meanwhile is answered at once.
+    #[test]
+    fn a_miss_on_a_body_of_megabytes_is_answered_in_time_and_holds_no_one_up() {
+        use std::sync::mpsc;
+        use std::time::{Duration, Instant};
+
+        let replay = Arc::new(Replay::new(cassette()));
+        let status = "/store-api/2026-08/stores/store_alpha/status";
+        for size in [900 * 1024, 4 << 20] {
+            let items: Vec<Value> = (0..size / 40)
+                .map(|n| json!({"sku": format!("SKU-{n:08}"), "quantity": n % 7}))
+                .collect();
+            let body = json!({"externalOrderId": "ext-big", "lineItems": items}).to_string();
+            let (sender, missed) = mpsc::channel();
+            let big = Arc::clone(&replay);
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let error = big
+                    .answer(&request(
+                        "POST",
+                        ORDERS,
+                        &http::HeaderMap::new(),
+                        body.as_bytes(),
+                    ))
+                    .unwrap_err();
+                let _ = sender.send((started.elapsed(), error.to_string()));
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            let (sender, small) = mpsc::channel();
+            let other = Arc::clone(&replay);
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let answer = other.answer(&request("GET", status, &http::HeaderMap::new(), b""));
+                let _ = sender.send((started.elapsed(), answer.map(|answer| answer.status)));
+            });
+            let (waited, answered) = small
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the small request was answered within 5 s");
+            assert!(
+                waited < Duration::from_secs(1),
+                "{size}: the small request waited {waited:?}"
+            );
+            // The status read: answered the first time, used up (a cheap miss) the second.
+            assert_eq!(answered.ok(), (size < 1 << 20).then_some(200));
+            let (took, text) = missed
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the miss was answered within 5 s");
+            assert!(took < Duration::from_secs(5), "{size}: {took:?}");
+            assert!(
+                text.len() < 256 * 1024,
+                "{size}: a message of {} bytes",
+                text.len()
+            );
+            assert!(text.contains("the next recorded write is"), "{text}");
+        }
     }
 }

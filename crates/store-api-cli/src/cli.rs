@@ -79,13 +79,15 @@ pub enum Command {
     /// happens; `--replay DIR` answers from those cassettes with no network. NAME comes from the
     /// request header `X-Store-Api-Cassette` (default `proxy`; never forwarded); a cassette recorded
     /// again starts over. Prints one line on stdout when ready (`... listening on
-    /// http://127.0.0.1:PORT`); Ctrl-C or SIGTERM writes the cassettes and exits 0.
+    /// http://127.0.0.1:PORT`); Ctrl-C or SIGTERM writes the cassettes and exits 0. One recording
+    /// proxy per DIR: a second one exits 4 (DIR/.store-api-proxy.lock is held).
     ///
     /// Transparent: no retries, no rate limiting, no validation of its own; answers (a 3xx included,
     /// never followed) pass back as received. The caller's X-API-Key goes to the service but never
     /// into a cassette; a replay accepts any key or none. Customer data (names, addresses, emails,
     /// phone numbers) is replaced by placeholders unless --keep-customer-data. Answers the proxy makes
-    /// itself carry the header `X-Store-Api-Proxy`: a request naming another host is refused (403), a
+    /// itself carry the header `X-Store-Api-Proxy`: a request naming another host, one whose Host is
+    /// not a loopback one, and (recording) the emulator's control plane are refused (403), a
     /// request no cassette holds is a 500 "Cassette Miss" whose message (also on stderr) is the diff
     /// against the nearest recorded request, an origin that does not answer is a 502.
     Proxy(ProxyArgs),
@@ -130,10 +132,19 @@ pub struct DoctorArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["record", "replay"])))]
 pub struct ProxyArgs {
-    /// Address to listen on; port 0 picks a free port. A non-loopback address needs
-    /// --allow-insecure-http (callers' keys would cross the network in clear text).
+    /// Address to listen on; port 0 picks a free port. A non-loopback address needs --allow-remote
+    /// and --allow-insecure-http (callers' keys would cross the network in clear text).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: std::net::SocketAddr,
+    /// Answer requests whatever host their Host header names. Without it only a loopback Host
+    /// (localhost, 127.0.0.0/8, [::1]) is answered: a web page whose name was pointed at 127.0.0.1
+    /// (DNS rebinding) is refused, as the emulator refuses it.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// When recording, also forward the emulator's control plane: its /_emulator/... endpoints (which
+    /// list every store's key) and its X-Emulator-Fault header. Without it they are refused (403).
+    #[arg(long, requires = "record")]
+    pub forward_control_plane: bool,
     /// Forward to the service and record every exchange into this directory (created if needed).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,

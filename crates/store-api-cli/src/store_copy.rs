@@ -170,10 +170,8 @@ fn write(path: &Path, saved: &SavedStoreCache) -> std::io::Result<()> {
         create_private_dir(dir)?;
     }
     let body = serde_json::to_vec(saved).map_err(std::io::Error::other)?;
-    store_api_fixtures::durable::replace_file(path, |file| {
-        restrict_to_owner(file)?;
-        file.write_all(&body)
-    })
+    // Created readable by its owner alone: never a moment when others could read it.
+    store_api_fixtures::durable::replace_file_with_mode(path, 0o600, |file| file.write_all(&body))
 }
 
 #[cfg(unix)]
@@ -188,17 +186,6 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn restrict_to_owner(file: &std::fs::File) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))
-}
-
-#[cfg(not(unix))]
-fn restrict_to_owner(_file: &std::fs::File) -> std::io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

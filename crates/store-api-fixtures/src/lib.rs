@@ -32,6 +32,7 @@ pub use emulator::{ControlError, DEFAULT_SAVE_INTERVAL, Emulator, EmulatorBuilde
 pub use events::MAX_ATTEMPTS as WEBHOOK_ATTEMPTS;
 pub use faults::{FAULT_HEADER, Fault, FaultKind};
 pub use logs::{Delivery, LOG_CAP, LOG_PATH_BYTES, LOG_RETENTION, RequestRecord};
+pub use loopback::is_loopback_host;
 pub use orders::AppAction;
 pub use remote::{RemoteEmulator, RemoteError};
 pub use seed::Seed;

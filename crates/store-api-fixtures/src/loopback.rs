@@ -5,8 +5,15 @@ use std::net::IpAddr;
 
 /// Whether a `Host` header (`name[:port]`, `[v6]:port`) names a loopback host: `localhost` or a loopback
 /// IP literal. Any other name could resolve anywhere (DNS rebinding points a public name at 127.0.0.1, so
-/// a web page's request would carry that public name), so only these pass.
-pub(crate) fn is_loopback_host(host: &str) -> bool {
+/// a web page's request would carry that public name), so only these pass. The emulator's control plane
+/// and the `store-api proxy` command admit requests by this one rule.
+///
+/// ```
+/// use store_api_fixtures::is_loopback_host;
+/// assert!(is_loopback_host("127.0.0.1:8080") && is_loopback_host("[::1]:80"));
+/// assert!(!is_loopback_host("attacker.example:8080") && !is_loopback_host("127.0.0.1.nip.io"));
+/// ```
+pub fn is_loopback_host(host: &str) -> bool {
     let host = host.trim();
     let name = if let Some(rest) = host.strip_prefix('[') {
         // `[::1]:8080`

@@ -339,7 +339,7 @@ pub const ASSUMPTIONS: &[Assumption] = &[
     },
     Assumption {
         id: "address-as-sent",
-        text: "An order's `shippingAddress` is answered as it was sent (its text, case, a US state's spelling, a phone's punctuation), empty fields omitted. Nothing depends on it: after a 409 the client counts only differences that no normalisation makes, since the seed does not say how the address is kept.",
+        text: "An order's `shippingAddress` is answered as it was sent (its text, case, a US state's spelling, a phone's punctuation). Nothing depends on it: after a 409 the client counts only differences that no normalisation makes, since the seed does not say how the address is kept.",
         stated_at: &["info"],
     },
     Assumption {

@@ -8,6 +8,7 @@ pub mod contract;
 mod contract_shapes;
 mod contract_types;
 pub mod conventions;
+pub mod durable;
 #[allow(missing_docs, clippy::all, clippy::unwrap_used, clippy::expect_used)]
 mod generated;
 #[cfg(feature = "client")]

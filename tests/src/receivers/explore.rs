@@ -31,8 +31,10 @@ impl crate::exploration::Replayable for Replay {
 pub struct Report {
     /// The scenario.
     pub scenario: Scenario,
-    /// Schedules run.
+    /// Schedules run to the end with every invariant judged (what the figures count).
     pub schedules: u64,
+    /// Schedules run whose verdict did not judge every invariant (none, unless the judge is broken).
+    pub unjudged: u64,
     /// Wall time, seconds.
     pub seconds: f64,
     /// Per invariant: runs that checked it, and runs that broke it.
@@ -46,6 +48,11 @@ pub struct Report {
     /// Schedules in which, besides, a delivery claimed the event while that `complete` was
     /// outstanding, past the lease the claim had when the handler returned.
     pub late_complete_redelivered: u64,
+    /// Schedules in which a run's `complete` was sent while another run's claim held the event (a
+    /// stale `complete`, which its fence must stop).
+    pub stale_complete: u64,
+    /// Schedules in which a failover lost a write its replica had not received.
+    pub failover_lost: u64,
     /// The first violations, in full.
     pub violations: Vec<Violation>,
     /// The seed of a random exploration.
@@ -57,12 +64,15 @@ impl Report {
         Report {
             scenario,
             schedules: 0,
+            unjudged: 0,
             seconds: 0.0,
             invariants: BTreeMap::new(),
             prices: BTreeMap::new(),
             effects: 0,
             late_complete: 0,
             late_complete_redelivered: 0,
+            stale_complete: 0,
+            failover_lost: 0,
             violations: Vec::new(),
             seed,
         }
@@ -81,9 +91,12 @@ impl Report {
     /// Adds `other`'s counts.
     pub fn merge(&mut self, other: Report) {
         self.schedules += other.schedules;
+        self.unjudged += other.unjudged;
         self.effects += other.effects;
         self.late_complete += other.late_complete;
         self.late_complete_redelivered += other.late_complete_redelivered;
+        self.stale_complete += other.stale_complete;
+        self.failover_lost += other.failover_lost;
         for (invariant, (checked, broken)) in other.invariants {
             let entry = self.invariants.entry(invariant).or_default();
             entry.0 += checked;
@@ -100,10 +113,20 @@ impl Report {
     }
 
     fn record(&mut self, scenario: Scenario, verdict: &Verdict, tape: &Tape) {
-        self.schedules += 1;
+        // Counted as run only once every invariant was judged on its history.
+        if Invariant::ALL
+            .iter()
+            .all(|invariant| verdict.checks.contains_key(invariant))
+        {
+            self.schedules += 1;
+        } else {
+            self.unjudged += 1;
+        }
         self.effects += verdict.effects;
         self.late_complete += u64::from(verdict.late_complete);
         self.late_complete_redelivered += u64::from(verdict.late_complete_redelivered);
+        self.stale_complete += u64::from(verdict.stale_complete);
+        self.failover_lost += u64::from(verdict.failover_lost);
         for (price, paid) in &verdict.prices {
             *self.prices.entry(*price).or_default() += paid;
         }
@@ -128,7 +151,7 @@ impl Report {
     /// violations kept.
     pub fn summary(&self) -> String {
         let mut text = format!(
-            "receivers {} {}: {} schedules in {:.1} s ({:.0}/s){}\n",
+            "receivers {} {}: {} schedules judged in {:.1} s ({:.0}/s){}{}\n",
             self.scenario.name(),
             if self.seed.is_some() {
                 "random"
@@ -138,6 +161,11 @@ impl Report {
             self.schedules,
             self.seconds,
             self.rate(),
+            if self.unjudged > 0 {
+                format!(", {} run without every invariant judged", self.unjudged)
+            } else {
+                String::new()
+            },
             self.seed
                 .map(|seed| format!(", seed {seed} (STORE_API_RECEIVER_SEED={seed} reruns it)"))
                 .unwrap_or_default()
@@ -157,6 +185,11 @@ impl Report {
             "  complete answered after the handler returned: {} schedules, a delivery claiming \
              meanwhile past the claim's old lease in {}\n",
             self.late_complete, self.late_complete_redelivered
+        ));
+        text.push_str(&format!(
+            "  a stale complete (another run's claim held the event): {} schedules; a failover \
+             that lost a write: {}\n",
+            self.stale_complete, self.failover_lost
         ));
         text.push_str(&format!(
             "  effects {}; prices paid: {}\n",
@@ -303,6 +336,69 @@ pub fn replay(replay: &Replay) -> Report {
             eprintln!("run: {}", describe(&tape, scenario));
             report
         }
+    })
+}
+
+/// One run, as a replay test compares it: its schedule, every choice it made, and its verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// The schedule that replays it.
+    pub replay: Replay,
+    /// Every choice, with its point, as a failure prints the run.
+    pub choices: String,
+    /// The verdict in full: each invariant's check and why it broke, the prices, the effects.
+    pub verdict: String,
+}
+
+impl Run {
+    fn of(scenario: Scenario, verdict: &Verdict, tape: &Tape) -> Run {
+        Run {
+            replay: Replay::of(scenario, tape),
+            choices: describe(tape, scenario),
+            verdict: format!("{verdict:?}"),
+        }
+    }
+}
+
+/// Runs `work` on one thread with a paused-clock runtime.
+fn on_one_thread<T: Send + 'static>(
+    scenario: Scenario,
+    work: impl AsyncFnOnce(World) -> T + Send + 'static,
+) -> T {
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .expect("a runtime")
+            .block_on(work(World::new(scenario)))
+    })
+    .join()
+    .expect("the runs end without a panic")
+}
+
+/// The first `count` random schedules of `scenario` from `seed` (those of [`random`]), each run in
+/// full.
+pub fn random_runs(scenario: Scenario, seed: u64, count: u64) -> Vec<Run> {
+    on_one_thread(scenario, async move |mut world| {
+        let mut runs = Vec::new();
+        for index in 0..count {
+            let tape = Tape::new(Vec::new(), scenario.open_limits(), Some(mix(seed, index)));
+            let (verdict, tape) = world.run(tape).await;
+            runs.push(Run::of(scenario, &verdict, &tape));
+        }
+        runs
+    })
+}
+
+/// `replay` run again in a fresh world, in full.
+pub fn replay_run(replay: &Replay) -> Run {
+    let replay = replay.clone();
+    on_one_thread(replay.scenario, async move |mut world| {
+        let script = replay.script.iter().map(|(_, choice)| *choice).collect();
+        let tape = Tape::new(script, replay.scenario.open_limits(), None);
+        let (verdict, tape) = world.run(tape).await;
+        Run::of(replay.scenario, &verdict, &tape)
     })
 }
 

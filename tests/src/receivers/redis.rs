@@ -1,10 +1,15 @@
 //! A simulated Redis and `RedisDedupe`'s scripts and client transcribed onto it.
 //!
 //! [`Server`] holds a primary's keys (values with an absolute expiry on tokio's clock), the log of its
-//! writes, and its replica: writes reach the replica [`REPLICA_LAG`] after they were made, or at once
-//! when a `WAIT` asks for them. A failover promotes the replica (what it had not received is lost) and
-//! leaves the new primary without a replica for [`REPLICA_BACK`]; a restart without persistence loses
-//! everything. Both break every connection: the next exchange on each fails once.
+//! writes, and its replica. Replication is the link's, not `WAIT`'s: while the link is up, writes
+//! reach the replica [`REPLICA_LAG`] after they were made (a `WAIT` finds them there within its
+//! timeout, and answers 1); while the link is down (the replica behind, [`Server::cut_replica`]) none
+//! does, and a `WAIT` answers 0 whether or not anyone asked for it. A failover promotes the replica
+//! (what it had not received is lost) and leaves the new primary without a replica for
+//! [`REPLICA_BACK`]; the [`OpFate::ReplicaBehind`] fault cuts the link and fails the primary over
+//! [`BEHIND_FOR`] later, before the replica caught up, so what counted on a write the replica never
+//! acknowledged loses it. A restart without persistence loses everything. Both break every
+//! connection: the next exchange on each fails once.
 //!
 //! The scripts ([`Server::begin`], [`Server::renew`], [`Server::complete`], [`Server::abandon`]) are
 //! the Lua scripts of `store_api_redis::RedisDedupe`, line by line; the differential test
@@ -23,8 +28,11 @@ use std::time::Duration;
 use store_api_webhooks::dedupe::{Claim, ClaimToken, Dedupe, DedupeError, DedupeFuture};
 use tokio::time::Instant;
 
-/// How long after a write its replica has it (asynchronous replication).
+/// How long after a write its replica has it while the link is up (asynchronous replication).
 pub const REPLICA_LAG: Duration = Duration::from_millis(500);
+/// How long the replica stays behind (its link down) before the primary fails over, in the
+/// [`OpFate::ReplicaBehind`] fault.
+pub const BEHIND_FOR: Duration = Duration::from_secs(2);
 /// How long a promoted primary has no replica (the old primary restarts and syncs as one).
 pub const REPLICA_BACK: Duration = Duration::from_secs(5);
 /// The client's bound on one exchange (`RedisDedupe`'s default command timeout).
@@ -85,6 +93,11 @@ pub struct Server {
     replica: HashMap<String, Value>,
     /// When the replica is back after a failover.
     replica_back: Option<Instant>,
+    /// Until when the replica's link is down: it receives nothing, and a `WAIT` answers 0.
+    link_down: Option<Instant>,
+    /// When the primary fails over (the [`OpFate::ReplicaBehind`] fault), applied by the first
+    /// exchange at or after it.
+    failover_at: Option<Instant>,
     /// Bumped by every failover and restart: connections of an older epoch are broken.
     pub epoch: u64,
     /// Every failover and restart, with when.
@@ -106,6 +119,8 @@ impl Server {
             replicated: 0,
             replica: HashMap::new(),
             replica_back: None,
+            link_down: None,
+            failover_at: None,
             epoch: 0,
             losses: Vec::new(),
         }
@@ -125,9 +140,41 @@ impl Server {
         }
     }
 
-    /// Ships the log to the replica: up to `upto`, and whatever is older than the lag.
+    /// Whether the replica's link is down at `now`.
+    fn link_down(&self, now: Instant) -> bool {
+        self.link_down.is_some_and(|until| now < until)
+    }
+
+    /// What has happened by `now`: a failover that was due, then the writes the link has shipped.
+    /// Every exchange starts with it (before it finds its connection broken or not).
+    pub fn advance(&mut self, now: Instant) {
+        if let Some(at) = self.failover_at.filter(|at| *at <= now) {
+            // The primary dies at `at` with its replica still behind: what it had not received is
+            // lost (the link never came back before the promotion).
+            self.promote(at);
+        }
+        self.replicate(now, 0);
+    }
+
+    /// The replica's link goes down from `now` until `until`: the replica receives no write
+    /// meanwhile (it catches up once the link is back), and a `WAIT` answers 0.
+    pub fn cut_replica(&mut self, now: Instant, until: Instant) {
+        self.advance(now);
+        self.link_down = Some(until);
+    }
+
+    /// The [`OpFate::ReplicaBehind`] fault: the replica's link goes down from `now`, and the primary
+    /// fails over [`BEHIND_FOR`] later, before the replica caught up.
+    pub fn replica_behind(&mut self, now: Instant) {
+        let at = now + BEHIND_FOR;
+        self.cut_replica(now, at + BEHIND_FOR);
+        self.failover_at = Some(at);
+    }
+
+    /// Ships the log to the replica: up to `upto`, and whatever is older than the lag; nothing while
+    /// the link is down.
     fn replicate(&mut self, now: Instant, upto: usize) {
-        if !self.replica_up(now) {
+        if !self.replica_up(now) || self.link_down(now) {
             return;
         }
         let aged = self
@@ -183,6 +230,7 @@ impl Server {
 
     /// What `key` holds now.
     pub fn holder(&mut self, now: Instant, key: &str) -> Holder {
+        self.advance(now);
         match self.get(now, key) {
             None => Holder::Nobody,
             Some(text) if text == DONE => Holder::Done,
@@ -196,7 +244,7 @@ impl Server {
     /// BEGIN(key; claim, lease, done): `SET NX PX` → 0; our own claim (a resent claim) → `PEXPIRE`,
     /// 0; done → 1; another claim → 2.
     pub fn begin(&mut self, now: Instant, key: &str, claim: &str, lease: Duration) -> i64 {
-        self.replicate(now, 0);
+        self.advance(now);
         match self.get(now, key) {
             None => {
                 self.set(now, key, claim, lease);
@@ -213,7 +261,7 @@ impl Server {
 
     /// RENEW(key; claim, lease): our claim → `PEXPIRE`, 1; else 0.
     pub fn renew(&mut self, now: Instant, key: &str, claim: &str, lease: Duration) -> i64 {
-        self.replicate(now, 0);
+        self.advance(now);
         if self.get(now, key).as_deref() == Some(claim) {
             self.pexpire(now, key, lease);
             1
@@ -225,7 +273,7 @@ impl Server {
     /// COMPLETE(key; claim, done, ttl): our claim, nothing or the done marker → `SET done PX ttl`
     /// (a marker found is written again, for the `WAIT` behind it to confirm), 1; another claim → 0.
     pub fn complete(&mut self, now: Instant, key: &str, claim: &str, ttl: Duration) -> i64 {
-        self.replicate(now, 0);
+        self.advance(now);
         match self.get(now, key) {
             None => {
                 self.set(now, key, DONE, ttl);
@@ -241,7 +289,7 @@ impl Server {
 
     /// ABANDON(key; claim): our claim → `DEL`, 1; else 0.
     pub fn abandon(&mut self, now: Instant, key: &str, claim: &str) -> i64 {
-        self.replicate(now, 0);
+        self.advance(now);
         if self.get(now, key).as_deref() == Some(claim) {
             self.del(now, key);
             1
@@ -258,23 +306,38 @@ impl Server {
         }
     }
 
-    /// `WAIT numreplicas`: how many replicas hold every write made so far (0 or 1).
+    /// `WAIT numreplicas timeout`: how many replicas hold every write made so far (0 or 1). While
+    /// the link is up the replica receives them within the timeout (a lag of milliseconds, not
+    /// [`REPLICA_LAG`], which is how long a write nobody waits for may take); while it is down, or no
+    /// replica is there, none does. The `WAIT` itself replicates nothing the link would not.
     pub fn wait(&mut self, now: Instant) -> u32 {
+        self.advance(now);
+        if !self.replica_up(now) || self.link_down(now) {
+            return 0;
+        }
         let all = self.log.len();
         self.replicate(now, all);
-        u32::from(self.replica_up(now) && self.replicated >= all)
+        u32::from(self.replicated >= all)
     }
 
     /// The primary dies; its replica, with what it received, takes over (without a replica of its
     /// own for [`REPLICA_BACK`]). Without a replica, a restart.
     pub fn failover(&mut self, now: Instant) {
+        self.advance(now);
+        self.promote(now);
+    }
+
+    /// The primary dies at `now` and its replica takes over with what it received (nothing shipped
+    /// first).
+    fn promote(&mut self, now: Instant) {
+        self.failover_at = None;
+        self.link_down = None;
         if !self.replica_up(now) {
             // No replica to promote (the last failover's has not come back): the primary restarts,
             // and without persistence that loses everything.
             self.restart(now);
             return;
         }
-        self.replicate(now, 0);
         let promoted: HashMap<String, Value> = self
             .replica
             .iter()
@@ -300,6 +363,8 @@ impl Server {
     /// A restart without persistence: every key is gone (and the replica resyncs from the empty
     /// primary).
     pub fn restart(&mut self, now: Instant) {
+        self.failover_at = None;
+        self.link_down = None;
         self.data.clear();
         self.log.clear();
         self.replicated = 0;
@@ -323,16 +388,21 @@ pub enum OpFate {
     Failover,
     /// The server restarts without persistence just before it (likewise).
     Restart,
+    /// The replica falls behind just before it (its link down: it receives no write, a `WAIT`
+    /// answers 0) and the primary fails over [`BEHIND_FOR`] later, before the replica caught up; the
+    /// exchange itself is answered. What counted on a write no replica acknowledged loses it.
+    ReplicaBehind,
 }
 
 impl OpFate {
     /// In the order of the `o:` alphabet.
-    pub const ALL: [OpFate; 5] = [
+    pub const ALL: [OpFate; 6] = [
         OpFate::Answered,
         OpFate::LostReply,
         OpFate::TimedOut,
         OpFate::Failover,
         OpFate::Restart,
+        OpFate::ReplicaBehind,
     ];
 
     /// Its name in schedules.
@@ -343,6 +413,7 @@ impl OpFate {
             OpFate::TimedOut => "timeout",
             OpFate::Failover => "failover",
             OpFate::Restart => "restart",
+            OpFate::ReplicaBehind => "replica-behind",
         }
     }
 }
@@ -363,9 +434,14 @@ pub enum SimError {
     /// No answer within the command timeout.
     #[error("no answer within the command timeout")]
     Timeout,
-    /// Fewer replicas than wanted acknowledged the write.
-    #[error("{0} replicas acknowledged, fewer than wanted")]
-    Unreplicated(u32),
+    /// Fewer replicas than wanted acknowledged the write (`RedisError::NotReplicated`'s words).
+    #[error("{acknowledged} of {wanted} replicas acknowledged the write in time")]
+    Unreplicated {
+        /// How many acknowledged it.
+        acknowledged: u32,
+        /// How many were wanted.
+        wanted: u32,
+    },
 }
 
 impl SimError {
@@ -387,6 +463,7 @@ pub struct SimRedis {
     lease: Duration,
     done_ttl: Duration,
     replica_acks: u32,
+    replica_ack_timeout: Duration,
 }
 
 impl std::fmt::Debug for SimRedis {
@@ -428,6 +505,21 @@ impl SimRedis {
             lease,
             done_ttl,
             replica_acks,
+            replica_ack_timeout: REPLICA_ACK_TIMEOUT,
+        }
+    }
+
+    /// How long a `WAIT` short of replicas waits before it answers (default
+    /// [`REPLICA_ACK_TIMEOUT`], `RedisDedupeBuilder::replica_ack_timeout`'s).
+    pub fn with_replica_ack_timeout(mut self, timeout: Duration) -> SimRedis {
+        self.replica_ack_timeout = timeout;
+        self
+    }
+
+    fn unreplicated(&self, acknowledged: u32) -> SimError {
+        SimError::Unreplicated {
+            acknowledged,
+            wanted: self.replica_acks,
         }
     }
 
@@ -444,6 +536,7 @@ impl SimRedis {
         }
         let now = Instant::now();
         let mut server = lock(&self.server);
+        server.advance(now);
         let mut connection = lock(&self.connection);
         if *connection != server.epoch {
             // The server failed over or restarted since this connection's last exchange: this one
@@ -453,6 +546,10 @@ impl SimRedis {
         }
         match fate {
             OpFate::Answered => Ok((op(&mut server, now), *connection)),
+            OpFate::ReplicaBehind => {
+                server.replica_behind(now);
+                Ok((op(&mut server, now), *connection))
+            }
             OpFate::LostReply => {
                 let _ = op(&mut server, now);
                 Err(SimError::Dropped)
@@ -487,7 +584,7 @@ impl SimRedis {
             })
             .await?;
         if acknowledged < wanted {
-            tokio::time::sleep(REPLICA_ACK_TIMEOUT).await;
+            tokio::time::sleep(self.replica_ack_timeout).await;
         }
         Ok((answer, acknowledged))
     }
@@ -518,7 +615,7 @@ impl SimRedis {
                     self.exchange(|server, now| server.abandon(now, &key, &claim))
                 })
                 .await;
-                Err(SimError::Unreplicated(acknowledged))
+                Err(self.unreplicated(acknowledged))
             }
             1 => Ok(Claim::Duplicate),
             _ => Ok(Claim::InProgress),
@@ -534,7 +631,7 @@ impl SimRedis {
             .await?
         {
             (1, acknowledged) if acknowledged >= self.replica_acks => Ok(true),
-            (1, acknowledged) => Err(SimError::Unreplicated(acknowledged)),
+            (1, acknowledged) => Err(self.unreplicated(acknowledged)),
             _ => Ok(false),
         }
     }
@@ -549,7 +646,7 @@ impl SimRedis {
                 .await?
             {
                 (1, acknowledged) if acknowledged >= self.replica_acks => Ok(true),
-                (1, acknowledged) => Err(SimError::Unreplicated(acknowledged)),
+                (1, acknowledged) => Err(self.unreplicated(acknowledged)),
                 _ => Ok(false),
             }
         })

@@ -122,10 +122,19 @@ pub enum RunKind {
     /// partition, whether or not its claim could have been kept; it now needs a failed renewal or a
     /// `complete` that gave up.
     LateComplete,
+    /// Its effect after 1 tick, then its task is not polled for 15 ticks (a handler blocking its
+    /// thread, a process paused, a VM migrated): the renewals stop with it, its claim expires, a
+    /// redelivery may claim the event, and the run's `complete` reaches the store when it wakes,
+    /// stale. The fence on `complete` (the claim's token) must then leave the other run's claim alone.
+    ///
+    /// The worlds never sent a stale `complete` before (issue 39): a run whose claim was lost before
+    /// its effect fails, and a run cut off after its effect stops trying `complete` long before the
+    /// cut ends; with the fence removed from `MemoryDedupe`'s `complete`, everything passed.
+    FrozenAfter,
 }
 
 impl RunKind {
-    const MEMORY: [RunKind; 8] = [
+    const MEMORY: [RunKind; 9] = [
         RunKind::Short,
         RunKind::Long,
         RunKind::Fails,
@@ -134,8 +143,9 @@ impl RunKind {
         RunKind::RestartBefore,
         RunKind::RestartAfter,
         RunKind::LateComplete,
+        RunKind::FrozenAfter,
     ];
-    const REDIS: [RunKind; 8] = [
+    const REDIS: [RunKind; 9] = [
         RunKind::Short,
         RunKind::Long,
         RunKind::Fails,
@@ -144,6 +154,7 @@ impl RunKind {
         RunKind::CutBefore,
         RunKind::CutAfter,
         RunKind::LateComplete,
+        RunKind::FrozenAfter,
     ];
 
     fn name(self) -> &'static str {
@@ -158,6 +169,7 @@ impl RunKind {
             RunKind::CutBefore => "cut-before",
             RunKind::CutAfter => "cut-after",
             RunKind::LateComplete => "late-complete",
+            RunKind::FrozenAfter => "frozen-after",
         }
     }
 
@@ -167,7 +179,7 @@ impl RunKind {
     }
 }
 
-const MEMORY_RUNS: [&str; 8] = [
+const MEMORY_RUNS: [&str; 9] = [
     "short",
     "long",
     "fails",
@@ -176,8 +188,9 @@ const MEMORY_RUNS: [&str; 8] = [
     "restart-before",
     "restart-after",
     "late-complete",
+    "frozen-after",
 ];
-const REDIS_RUNS: [&str; 8] = [
+const REDIS_RUNS: [&str; 9] = [
     "short",
     "long",
     "fails",
@@ -186,8 +199,16 @@ const REDIS_RUNS: [&str; 8] = [
     "cut-before",
     "cut-after",
     "late-complete",
+    "frozen-after",
 ];
-const OP_NAMES: [&str; 5] = ["ok", "lost-reply", "timeout", "failover", "restart"];
+const OP_NAMES: [&str; 6] = [
+    "ok",
+    "lost-reply",
+    "timeout",
+    "failover",
+    "restart",
+    "replica-behind",
+];
 const NO_OPS: [&str; 1] = ["ok"];
 
 impl Scenario {
@@ -285,16 +306,18 @@ impl Scenario {
 
     /// The branch points of each kind (deliveries, runs, exchanges with the store) the exhaustive
     /// set of `cargo test` branches on; later ones take the undisturbed choice: every delivery, the
-    /// first run and the first exchange with Redis.
+    /// first two runs of the memory store (a stale `complete` needs a second run that holds the
+    /// event longer than a tick: a frozen run, then a long one), the first run and the first
+    /// exchange with Redis (where a fault of the exchange holds the second run's claim).
     pub fn exhaustive_limits(self) -> [usize; 3] {
         match self.store() {
-            StoreKind::Memory { .. } => [5, 1, 0],
+            StoreKind::Memory { .. } => [5, 2, 0],
             StoreKind::Redis { .. } => [5, 1, 1],
         }
     }
 
-    /// The deeper exhaustive set of the bench: the first two runs of the memory store, the first
-    /// two exchanges with Redis.
+    /// The deeper exhaustive set of the bench: the first two runs of the memory store (as the test
+    /// set), the first two exchanges with Redis.
     pub fn deep_limits(self) -> [usize; 3] {
         match self.store() {
             StoreKind::Memory { .. } => [5, 2, 0],
@@ -431,11 +454,15 @@ pub struct Verdict {
     pub prices: BTreeMap<Price, u64>,
     /// Effects of the handler, all events.
     pub effects: u64,
-    /// A run's `complete` was answered late ([`RunKind::LateComplete`]), after the handler returned.
+    /// A run's `complete` was answered late (a late-complete run), after the handler returned.
     pub late_complete: bool,
     /// And a delivery of its event claimed it while that `complete` was outstanding and the claim
     /// would have expired had renewal stopped with the handler (the schedule of issue 35, defect 13).
     pub late_complete_redelivered: bool,
+    /// A run's `complete` was sent while another run's claim held the event (its fence decides).
+    pub stale_complete: bool,
+    /// A failover lost a write the replica had not received.
+    pub failover_lost: bool,
 }
 
 impl Verdict {
@@ -511,6 +538,8 @@ struct Serve {
     failed_renewals: usize,
     /// `complete`'s answer, when it answered: `Some(true)` marked.
     complete: Option<(Instant, Option<bool>)>,
+    /// Its `complete` was sent while another run's claim held the event (a stale one).
+    stale_complete: bool,
 }
 
 impl Serve {
@@ -559,6 +588,8 @@ struct History {
     restarts: Vec<Instant>,
     /// Cuts between a receiver and the store: receiver, from, until.
     cuts: Vec<(usize, Instant, Instant)>,
+    /// Serves whose task was not polled (frozen): serve, from, until.
+    frozen: Vec<(usize, Instant, Instant)>,
     panicked: Vec<String>,
 }
 
@@ -803,6 +834,12 @@ impl Dedupe for Recorder {
                 // The store answers late: the call reaches it only after the stall.
                 tokio::time::sleep(ticks(STALL)).await;
             }
+            // Another run's claim holds the event: this `complete` is stale, and its fence decides.
+            let (holder, _) = self.shared.holder(event_id, Instant::now());
+            if matches!(holder, Holder::Claim(held) if held != token.get()) {
+                self.shared
+                    .serve_mut(self.serve, |s| s.stale_complete = true);
+            }
             let inner = self.inner();
             let marked = inner.complete(event_id, token).await;
             let now = Instant::now();
@@ -966,6 +1003,13 @@ impl World {
                     *until - started
                 );
             }
+            for (serve, from, until) in &history.frozen {
+                eprintln!(
+                    "  serve {serve} frozen from {:?} to {:?}",
+                    *from - started,
+                    *until - started
+                );
+            }
         }
         // Abort whatever is left (only after a run that did not end).
         for task in std::mem::take(&mut *lock(&shared.tasks)) {
@@ -997,6 +1041,7 @@ async fn deliver(shared: Arc<Shared>, event: usize) {
                 failed_calls: 0,
                 failed_renewals: 0,
                 complete: None,
+                stale_complete: false,
             });
             let (answer, answered_with) = oneshot::channel();
             shared.spawn(serve_one(shared.clone(), serve, event, receiver, answer));
@@ -1032,9 +1077,21 @@ async fn serve_one(
     let event_id = format!("evt_{event}");
     let handler_shared = shared.clone();
     let handler_kill = kill.clone();
-    let processed = std::panic::AssertUnwindSafe(process_once(&store, &event_id, move |lease| {
-        handler(handler_shared, serve, receiver, lease, handler_kill)
-    }))
+    let freeze = Arc::new(Mutex::new(None));
+    let handler_freeze = freeze.clone();
+    let processed = std::panic::AssertUnwindSafe(unless_frozen(
+        process_once(&store, &event_id, move |lease| {
+            handler(
+                handler_shared,
+                serve,
+                receiver,
+                lease,
+                handler_kill,
+                handler_freeze,
+            )
+        }),
+        freeze,
+    ))
     .catch_unwind();
     let outcome = tokio::select! {
         biased;
@@ -1063,14 +1120,44 @@ async fn serve_one(
     let _ = answer.send(status);
 }
 
+/// Polls `inner` except while `freeze` holds a time: then not until that time (a handler blocking its
+/// thread, a process paused), so nothing of the run moves meanwhile, its renewals included. The
+/// handler sets it and yields.
+async fn unless_frozen<F: std::future::Future>(
+    inner: F,
+    freeze: Arc<Mutex<Option<Instant>>>,
+) -> F::Output {
+    let mut inner = std::pin::pin!(inner);
+    let mut pause: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    std::future::poll_fn(move |cx| {
+        loop {
+            if let Some(sleep) = pause.as_mut() {
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return std::task::Poll::Pending;
+                }
+                pause = None;
+            }
+            match inner.as_mut().poll(cx) {
+                std::task::Poll::Ready(output) => return std::task::Poll::Ready(output),
+                std::task::Poll::Pending => match lock(&freeze).take() {
+                    Some(until) => pause = Some(Box::pin(tokio::time::sleep_until(until))),
+                    None => return std::task::Poll::Pending,
+                },
+            }
+        }
+    })
+    .await
+}
+
 /// The handler of one run: waits its duration, checks its lease right before its effect, and does
-/// what the schedule says (dies, restarts the process, is cut off from the store).
+/// what the schedule says (dies, restarts the process, is cut off from the store, is frozen).
 async fn handler(
     shared: Arc<Shared>,
     serve: usize,
     receiver: usize,
     lease: Lease,
     kill: Arc<Notify>,
+    freeze: Arc<Mutex<Option<Instant>>>,
 ) -> Result<(), &'static str> {
     let kind = shared.scenario.run_kind(shared.choose(Point::Run));
     let start = Instant::now();
@@ -1158,9 +1245,16 @@ async fn handler(
         RunKind::CutAfter => {
             lock(&shared.cuts).push((receiver, now, now + ticks(CUT)));
         }
+        RunKind::FrozenAfter => {
+            let until = now + ticks(CUT);
+            *lock(&freeze) = Some(until);
+            lock(&shared.history).frozen.push((serve, now, until));
+            tokio::task::yield_now().await;
+        }
         _ => {}
     }
-    shared.run_mut(serve, |run| run.end = Some(now));
+    let end = Instant::now();
+    shared.run_mut(serve, |run| run.end = Some(end));
     Ok(())
 }
 
@@ -1177,6 +1271,10 @@ fn judge(
     verdict.check(Invariant::NoPanic, history.panicked.is_empty(), || {
         history.panicked.join("; ")
     });
+    verdict.stale_complete = history.serves.iter().any(|s| s.stale_complete);
+    verdict.failover_lost = losses
+        .iter()
+        .any(|(_, loss)| matches!(loss, Loss::Failover { lost: true }));
     // The store lost data in [from, to]: a restart (of Redis or of the process holding the memory
     // store) or a failover that lost a write.
     // With replica acknowledgement, a failover loses only writes that were never confirmed: it
@@ -1203,6 +1301,13 @@ fn judge(
             .cuts
             .iter()
             .any(|(r, start, until)| *r == receiver && *start <= to && from < *until)
+    };
+    // Serve `serve`'s task was frozen in [from, to]: to the store, a partition of that run alone.
+    let frozen_between = |serve: usize, from: Instant, to: Instant| {
+        history
+            .frozen
+            .iter()
+            .any(|(s, start, until)| *s == serve && *start <= to && from < *until)
     };
     let capacity = match scenario.store() {
         StoreKind::Memory { capacity } => capacity,
@@ -1294,6 +1399,7 @@ fn judge(
                 };
                 let lost_at = told.lost_at.unwrap_or(overlap_end);
                 let cause = cut_between(st.receiver, told.start, lost_at)
+                    || frozen_between(*it, told.start, lost_at)
                     || st.failed_calls > 0
                     || lost_between(told.start, lost_at);
                 if cause {
@@ -1306,6 +1412,25 @@ fn judge(
                     });
                 }
             }
+        }
+        // And a run told its claim was lost, overlapping another or not, was cut off or frozen, had
+        // a renewal fail, or the store lost data: a run that reached the store throughout keeps its
+        // claim (a stale `complete` without its fence would overwrite it, issue 39).
+        for (i, s, run) in &runs {
+            let Some(lost_at) = run.lost_at else { continue };
+            let claimed = s.begin.as_ref().map_or(run.start, |begin| begin.start);
+            let cause = cut_between(s.receiver, claimed, lost_at)
+                || frozen_between(*i, claimed, lost_at)
+                || s.failed_renewals > 0
+                || lost_between(claimed, lost_at);
+            verdict.check(Invariant::OneRunAtATime, cause, || {
+                format!(
+                    "the run of serve {i} ({}) was told its claim on evt_{event} was lost {:?} after \
+                     the claim, and reached the store throughout",
+                    run.kind.name(),
+                    lost_at - claimed
+                )
+            });
         }
         verdict.check(Invariant::OneRunAtATime, true, String::new);
 
@@ -1445,18 +1570,27 @@ fn judge(
                 .min()
                 .unwrap_or(first_at);
             let b_claim = sb.begin.as_ref().map_or(first_at, |b| b.start);
+            // When the second claim was answered: a claim sent again after a lost reply may find
+            // the done marker gone past its TTL although it was there when the claim was first sent.
+            let b_answered = sb
+                .begin
+                .as_ref()
+                .and_then(|b| b.end.as_ref().map(|(at, _)| *at))
+                .unwrap_or(b_claim);
             if a.died.is_some() {
                 verdict.pay(Price::SecondRunDiedAfterEffect);
             } else if lost_between(claimed, second_at)
                 || done_ttl.is_some_and(|ttl| {
                     sa.complete
-                        .is_some_and(|(at, marked)| marked == Some(true) && at + ttl <= b_claim)
+                        .is_some_and(|(at, marked)| marked == Some(true) && at + ttl <= b_answered)
                 })
-                || evicted_between(event, first_at, b_claim)
+                || evicted_between(event, first_at, b_answered)
             {
                 verdict.pay(Price::SecondRunStoreLost);
             } else if cut_between(sa.receiver, claimed, second_at)
                 || cut_between(sb.receiver, claimed, second_at)
+                || frozen_between(ia, claimed, second_at)
+                || frozen_between(ib, claimed, second_at)
                 // The first run's claim could not be kept (its renewals failed) or `complete` gave
                 // up: a store call that failed and was answered on the next attempt excuses nothing.
                 || sa.failed_renewals > 0

@@ -130,8 +130,10 @@ impl crate::exploration::Replayable for Replay {
 pub struct Report {
     /// The scenario.
     pub scenario: Scenario,
-    /// Schedules run.
+    /// Schedules run to the end with the invariants every run judges judged (what the figures count).
     pub schedules: u64,
+    /// Schedules run whose verdict lacks one of those (none, unless the run or its judge is broken).
+    pub unjudged: u64,
     /// Wall time, seconds.
     pub seconds: f64,
     /// Per invariant: runs that checked it, and runs that broke it.
@@ -147,6 +149,7 @@ impl Report {
         Report {
             scenario,
             schedules: 0,
+            unjudged: 0,
             seconds: 0.0,
             invariants: BTreeMap::new(),
             violations: Vec::new(),
@@ -159,6 +162,16 @@ impl Report {
         self.invariants.values().map(|(_, broken)| broken).sum()
     }
 
+    /// The scenario's invariants that no run of this exploration checked.
+    pub fn unchecked(&self) -> Vec<Invariant> {
+        self.scenario
+            .invariants()
+            .iter()
+            .copied()
+            .filter(|invariant| self.invariants.get(invariant).is_none_or(|(c, _)| *c == 0))
+            .collect()
+    }
+
     /// Schedules per second of wall time.
     pub fn rate(&self) -> f64 {
         self.schedules as f64 / self.seconds.max(f64::EPSILON)
@@ -166,6 +179,7 @@ impl Report {
 
     fn merge(&mut self, other: Report) {
         self.schedules += other.schedules;
+        self.unjudged += other.unjudged;
         for (invariant, (checked, broken)) in other.invariants {
             let entry = self.invariants.entry(invariant).or_default();
             entry.0 += checked;
@@ -179,7 +193,14 @@ impl Report {
     }
 
     fn record(&mut self, scenario: Scenario, verdict: &super::world::Verdict, tape: &Tape) {
-        self.schedules += 1;
+        if Invariant::EVERY_RUN
+            .iter()
+            .all(|invariant| verdict.checks.contains_key(invariant))
+        {
+            self.schedules += 1;
+        } else {
+            self.unjudged += 1;
+        }
         for (invariant, why) in &verdict.checks {
             let entry = self.invariants.entry(*invariant).or_default();
             entry.0 += 1;
@@ -200,7 +221,7 @@ impl Report {
     /// The report as text: per invariant, schedules and violations; then the violations kept.
     pub fn summary(&self) -> String {
         let mut text = format!(
-            "{} {}: {} schedules in {:.1} s ({:.0}/s){}\n",
+            "{} {}: {} schedules judged in {:.1} s ({:.0}/s){}{}\n",
             self.scenario.name(),
             if self.seed.is_some() {
                 "random"
@@ -210,6 +231,11 @@ impl Report {
             self.schedules,
             self.seconds,
             self.rate(),
+            if self.unjudged > 0 {
+                format!(", {} run without their invariants judged", self.unjudged)
+            } else {
+                String::new()
+            },
             self.seed
                 .map(|seed| format!(", seed {seed} (STORE_API_SIM_SEED={seed} reruns it)"))
                 .unwrap_or_default()

@@ -13,6 +13,11 @@
 //! beyond it, and [`replay`] one schedule again. After every run the scenario's [`Invariant`]s are
 //! checked against what the emulator holds; a violation prints the run and the one command that
 //! replays it.
+//!
+//! A schedule counts as run once the invariants every run judges ([`Invariant::EVERY_RUN`]) were
+//! judged ([`Report::schedules`]; the others are [`Report::unjudged`]), and an exploration must have
+//! checked each of its scenario's invariants at least once ([`Report::unchecked`], [`Scenario::invariants`]):
+//! an invariant no run checks reports no violation whatever the client does (issue 39).
 
 mod exchange;
 mod explore;

@@ -63,6 +63,28 @@ impl Scenario {
     pub fn named(name: &str) -> Option<Scenario> {
         Scenario::ALL.into_iter().find(|s| s.name() == name)
     }
+
+    /// The invariants its runs check: an exploration of it that never checked one of them (never
+    /// billed an order, say) has shown nothing about that one.
+    pub fn invariants(self) -> &'static [Invariant] {
+        match self {
+            Scenario::Submit => &[
+                Invariant::OneOrderBilled,
+                Invariant::BilledIsReported,
+                Invariant::UnbilledIsNeverOk,
+                Invariant::KeyStaysHome,
+                Invariant::AttemptsAreThePostsSent,
+                Invariant::NoPanic,
+                Invariant::WithinBudget,
+            ],
+            _ => &[
+                Invariant::KeyStaysHome,
+                Invariant::NoPanic,
+                Invariant::WithinBudget,
+                Invariant::ReadsAreGenuine,
+            ],
+        }
+    }
 }
 
 /// A property every run must keep.
@@ -90,6 +112,14 @@ pub enum Invariant {
 }
 
 impl Invariant {
+    /// The invariants every run judges, whatever the call answered: a run whose verdict lacks one
+    /// did not end as a run must (it is not counted as run).
+    pub const EVERY_RUN: [Invariant; 3] = [
+        Invariant::KeyStaysHome,
+        Invariant::NoPanic,
+        Invariant::WithinBudget,
+    ];
+
     /// Every invariant, in report order.
     pub const ALL: [Invariant; 8] = [
         Invariant::OneOrderBilled,

@@ -417,8 +417,9 @@ pub fn sim_schedules(mode: Mode) -> f64 {
     }
 }
 
-/// The model of the network (issue 22): per invariant, the schedules that checked it (reported) and
-/// its violations (zero tolerance); the schedules explored and their rate.
+/// The model of the network (issue 22): per invariant, the schedules that checked it (at least one)
+/// and its violations (zero tolerance); the schedules explored (counted as run and judged) and their
+/// rate, and the schedules asked for but not judged (zero: issue 39, the count was the one asked for).
 fn sim_figures(mode: Mode) -> Vec<Figure> {
     let invariants: [(&'static str, &'static str, &'static str, &'static str); 8] = [
         (
@@ -471,8 +472,20 @@ fn sim_figures(mode: Mode) -> Vec<Figure> {
         ),
     ];
     let mut figures = vec![
-        Figure::new("model: schedules explored", "sim_schedules", "", 0)
-            .target(Target::AtLeast(sim_schedules(mode)), Gate::ZeroTolerance),
+        Figure::new(
+            "model: schedules explored (run and judged)",
+            "sim_schedules",
+            "",
+            0,
+        )
+        .target(Target::AtLeast(sim_schedules(mode)), Gate::ZeroTolerance),
+        Figure::new(
+            "model: schedules asked for but not run to a verdict",
+            "sim_schedules_unjudged",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
         Figure::new(
             "model: schedules of the exhaustive set",
             "sim_exhaustive_schedules",
@@ -492,22 +505,27 @@ fn sim_figures(mode: Mode) -> Vec<Figure> {
 }
 
 /// Schedules the receiver model explores in each mode, at least (the bench's own sizes: the exhaustive
-/// set of `cargo test`, 88,817, plus 100,000 random ones in a quick run; a million in all in a full one).
+/// set of `cargo test`, 177,117, plus 100,002 random ones in a quick run; a million in all in a full
+/// one). Counted as run and judged: `receiver_model_schedules_unjudged` (zero) says none was lost.
 pub fn receiver_model_schedules(mode: Mode) -> f64 {
     match mode {
-        Mode::Quick => 170_000.0,
+        Mode::Quick => 270_000.0,
         Mode::Full => 1_000_000.0,
     }
 }
 
 /// Per invariant of an explored model (checked key, its label, violations key, its label): the
-/// schedules that checked it, and its violations, which must be zero.
+/// schedules that checked it, at least one (an invariant no schedule checked has no violations
+/// whatever the code does), and its violations, which must be zero.
 fn invariant_figures(
     figures: &mut Vec<Figure>,
     invariants: &[(&'static str, &'static str, &'static str, &'static str)],
 ) {
     for &(checked, checked_label, violations, violations_label) in invariants {
-        figures.push(Figure::new(checked_label, checked, "", 0));
+        figures.push(
+            Figure::new(checked_label, checked, "", 0)
+                .target(Target::AtLeast(1.0), Gate::ZeroTolerance),
+        );
         figures.push(
             Figure::new(violations_label, violations, "", 0)
                 .target(Target::Equals(0.0), Gate::ZeroTolerance),
@@ -594,12 +612,14 @@ pub const RECEIVER_MODEL_PRICES: [(&str, &str); 10] = [
     ),
 ];
 
-/// The receiver model (issue 29): per invariant, the schedules that checked it (reported) and its
-/// violations (zero tolerance); each documented price paid (reported); the schedules and their rate.
+/// The receiver model (issue 29): per invariant, the schedules that checked it (at least one) and
+/// its violations (zero tolerance); each documented price paid (reported); the schedules (counted as
+/// run and judged) and their rate, and the schedules asked for but not judged (zero: issue 39, the
+/// count was the one asked for).
 fn receiver_model_figures(mode: Mode) -> Vec<Figure> {
     let mut figures = vec![
         Figure::new(
-            "receiver model: schedules explored",
+            "receiver model: schedules explored (run and judged)",
             "receiver_model_schedules",
             "",
             0,
@@ -608,6 +628,13 @@ fn receiver_model_figures(mode: Mode) -> Vec<Figure> {
             Target::AtLeast(receiver_model_schedules(mode)),
             Gate::ZeroTolerance,
         ),
+        Figure::new(
+            "receiver model: schedules asked for but not run to a verdict",
+            "receiver_model_schedules_unjudged",
+            "",
+            0,
+        )
+        .target(Target::Equals(0.0), Gate::ZeroTolerance),
         Figure::new(
             "receiver model: schedules of the exhaustive set",
             "receiver_model_exhaustive_schedules",
@@ -632,6 +659,22 @@ fn receiver_model_figures(mode: Mode) -> Vec<Figure> {
         Figure::new(
             "receiver model: schedules with a redelivery while `complete` is outstanding",
             "receiver_model_late_complete_redelivered_schedules",
+            "",
+            0,
+        )
+        .target(Target::AtLeast(1.0), Gate::ZeroTolerance),
+        // Issue 39: a stale `complete` reaches the store (its fence decides), and a failover loses a
+        // write no replica received (what replica acknowledgement must make harmless).
+        Figure::new(
+            "receiver model: schedules with a stale `complete` (another run's claim held the event)",
+            "receiver_model_stale_complete_schedules",
+            "",
+            0,
+        )
+        .target(Target::AtLeast(1.0), Gate::ZeroTolerance),
+        Figure::new(
+            "receiver model: schedules with a failover that lost a write",
+            "receiver_model_failover_lost_schedules",
             "",
             0,
         )
@@ -1588,6 +1631,72 @@ mod tests {
                 schedules,
                 Some(Target::AtLeast(receiver_model_schedules(mode)))
             );
+        }
+    }
+
+    /// Issue 39, findings 1 and 7: the models' schedule counts are measured, and a run that asked
+    /// for more schedules than it judged, or an invariant no schedule checked, fails.
+    #[test]
+    fn model_schedules_are_counted_as_judged() {
+        let judged = |output: &str, prefix: &str| {
+            let figures: Vec<Figure> = all(Mode::Quick)
+                .into_iter()
+                .filter(|f| f.metric.starts_with(prefix))
+                .collect();
+            let rows = evaluate(figures, &Metrics::parse(output), Mode::Quick, |_| {
+                "absent".to_owned()
+            });
+            move |metric: &str| {
+                rows.iter()
+                    .find(|r| r.figure.metric == metric)
+                    .map(|r| r.verdict.clone())
+                    .unwrap_or_else(|| panic!("no row {metric}"))
+            }
+        };
+        let receivers = "receiver_model_schedules=277119\n\
+                         receiver_model_schedules_requested=277119\n\
+                         receiver_model_schedules_unjudged=0\n\
+                         receiver_model_processed_checked=277119\n\
+                         receiver_model_processed_violations=0\n";
+        let verdict = judged(receivers, "receiver_model_");
+        for metric in [
+            "receiver_model_schedules",
+            "receiver_model_schedules_unjudged",
+            "receiver_model_processed_checked",
+        ] {
+            assert_eq!(verdict(metric), Verdict::Pass, "{metric}");
+        }
+        // Threads that died with their schedules: fewer judged than asked for.
+        let short = receivers
+            .replace("schedules=277119", "schedules=271000")
+            .replace("unjudged=0", "unjudged=6119");
+        let verdict = judged(&short, "receiver_model_");
+        assert_eq!(
+            verdict("receiver_model_schedules_unjudged"),
+            Verdict::Miss { fails: true }
+        );
+        let unchecked = receivers.replace("processed_checked=277119", "processed_checked=0");
+        assert_eq!(
+            judged(&unchecked, "receiver_model_")("receiver_model_processed_checked"),
+            Verdict::Miss { fails: true }
+        );
+        let sim = "sim_schedules=150000\nsim_schedules_unjudged=3\n";
+        assert_eq!(
+            judged(sim, "sim_")("sim_schedules_unjudged"),
+            Verdict::Miss { fails: true }
+        );
+        for mode in [Mode::Quick, Mode::Full] {
+            for metric in [
+                "sim_schedules_unjudged",
+                "receiver_model_schedules_unjudged",
+            ] {
+                let figure = all(mode)
+                    .into_iter()
+                    .find(|f| f.metric == metric)
+                    .unwrap_or_else(|| panic!("no figure {metric}"));
+                assert_eq!(figure.target, Target::Equals(0.0), "{metric}");
+                assert_eq!(figure.gate, Gate::ZeroTolerance, "{metric}");
+            }
         }
     }
 

@@ -1,6 +1,5 @@
 //! `orders create|submit|list|get|find|watch`.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,12 +9,11 @@ use store_api::{
     AttemptResult, Client, IdentifiedOrder, NewOrder, OrderQuery, SubmitOptions, Submitted,
     new_external_order_id,
 };
-use store_api_fixtures::durable::replace_file;
 
 use super::listing::{Listed, Paged as _, every_page};
 use super::order_file::{
-    LockError, OrderFileLock, external_id_keys, keep_mode_and_owner, parse_order, read_order,
-    with_external_id,
+    LockError, OrderFileLock, external_id_keys, parse_order, read_order, refuse_hard_links,
+    rewrite_order_file, with_external_id,
 };
 use super::watch;
 use crate::cli::{OrdersCommand, OrdersListArgs};
@@ -297,12 +295,13 @@ async fn lock_order_file(
 /// Writes `"externalOrderId": id` into the JSON object in `file` (the key's value replaced, whatever
 /// it was, or the key added first; the rest of the text kept) and reads the file back: it must hold
 /// the key once, and the request it holds must be `order` under this id, which is what is returned and
-/// sent. The file is replaced durably (`store_api_fixtures::durable::replace_file`: a temporary file
-/// created exclusively beside it, synced, renamed, the folder synced), so once this returns a crash
-/// or a power cut cannot lose the id, and a rerun sends the same one. `target` is `file` with its
-/// symbolic links resolved: the new file is made beside the target and renamed over it, so a link
-/// stays a link; it gets the target's mode (and owner where the process may) before anything is
-/// written into it.
+/// sent. The file is replaced durably (`store_api_fixtures::durable::replace_file_with_mode`: a
+/// temporary file created exclusively beside it, synced, renamed, the folder synced), so once this
+/// returns a crash or a power cut cannot lose the id, and a rerun sends the same one. `target` is
+/// `file` with its symbolic links resolved: the new file is made beside the target and renamed over
+/// it, so a link stays a link; it is created readable by its owner alone and gets the target's mode
+/// (and owner where the process may) before anything is written into it. A file with more than one
+/// hard link is refused: the other names would keep it without the id.
 fn record_external_id(
     file: &Path,
     target: &Path,
@@ -318,11 +317,8 @@ fn record_external_id(
     let text = std::fs::read_to_string(target).map_err(|e| failed(&e))?;
     let updated = with_external_id(&text, id).map_err(|e| failed(&e))?;
     let original = std::fs::metadata(target).map_err(|e| failed(&e))?;
-    replace_file(target, |written| {
-        keep_mode_and_owner(written, &original)?;
-        written.write_all(updated.as_bytes())
-    })
-    .map_err(|e| failed(&e))?;
+    refuse_hard_links(&original).map_err(|e| failed(&e))?;
+    rewrite_order_file(target, &original, &updated).map_err(|e| failed(&e))?;
     let mut expected = order.clone();
     expected.external_order_id = Some(id.parse().map_err(|e| failed(&e))?);
     let written = std::fs::read_to_string(file).map_err(|e| failed(&e))?;

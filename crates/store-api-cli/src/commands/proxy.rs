@@ -6,19 +6,28 @@
 //! the configured origin and passes every answer back as received (a 3xx included, never followed).
 //! What it adds, it marks with the `X-Store-Api-Proxy` header: a refused request, a replay miss, an
 //! origin that could not be reached.
+//!
+//! It keeps the emulator's guards: it answers only requests addressed to a loopback `Host` (the
+//! emulator's one rule, [`store_api_fixtures::is_loopback_host`]) unless `--allow-remote`, since the
+//! origin gets the proxy's own loopback `Host` and cannot tell a DNS-rebound page from a local
+//! client; and it forwards the emulator's control plane only with `--forward-control-plane`. One
+//! recording proxy at a time writes into a directory: it holds [`DIRECTORY_LOCK`] there.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::response::Response;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use store_api_cassette::{Cassette, HttpAnswer, HttpRequest, RecordOptions, Recording, Replay};
 
+use super::order_file::open_lock_file;
 use crate::cli::ProxyArgs;
 use crate::error::CliError;
 use crate::global::GlobalArgs;
@@ -34,22 +43,30 @@ pub const PROXY_HEADER: &str = "x-store-api-proxy";
 /// The status of a replay miss: a 500, which no test expects from a recorded session, so the code
 /// under test fails loudly instead of taking the miss for a business outcome (a 404 or 409 could be).
 const MISS_STATUS: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
+/// The lock file a recording proxy holds in its directory, so that a second one (another test shard)
+/// refuses to start instead of each rewriting the same cassettes with its own exchanges only.
+pub const DIRECTORY_LOCK: &str = ".store-api-proxy.lock";
+/// The first path segment of the emulator's control plane (`/_emulator/stores` lists every key).
+const CONTROL_SEGMENT: &str = "_emulator";
 /// The largest request body the proxy reads (it holds a whole body to record or match it); the
 /// service's own limits are far below.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// Records or replays until Ctrl-C or SIGTERM, then writes the cassettes and exits 0.
 pub async fn run(args: ProxyArgs, global: &GlobalArgs) -> Result<(), CliError> {
-    if !args.listen.ip().is_loopback() && !global.allow_insecure_http {
+    if !(args.listen.ip().is_loopback() || global.allow_insecure_http && args.allow_remote) {
         return Err(CliError::Usage(format!(
             "--listen {}: not a loopback address; callers' API keys would reach the proxy in clear \
-             text (pass --allow-insecure-http on a network you trust)",
+             text, and requests from other hosts name a Host the proxy refuses (pass \
+             --allow-insecure-http and --allow-remote on a network you trust)",
             args.listen
         )));
     }
     let mut session = None;
     let mode = match (&args.record, &args.replay) {
         (Some(dir), None) => {
+            // Before anything starts: a second recording proxy on this directory stops here.
+            let lock = lock_directory(dir)?;
             let origin = if global.emulator {
                 let opened = Session::open(global).await?;
                 let origin = opened.emulator.as_ref().map(|e| e.origin().to_owned());
@@ -61,13 +78,22 @@ pub async fn run(args: ProxyArgs, global: &GlobalArgs) -> Result<(), CliError> {
             let options = RecordOptions::default()
                 .keep_customer_data(args.keep_customer_data)
                 .max_kept_body(args.max_kept_body);
-            Mode::Record(Recorder::new(dir.clone(), origin, options)?)
+            Mode::Record(Recorder::new(dir.clone(), origin, options, lock)?)
         }
         // Nothing stands behind a replay; an emulator asked for would be a test's mistake.
         (None, Some(_)) if global.emulator || global.emulator_state.is_some() => {
             return Err(CliError::Usage(
                 "--emulator and --emulator-state only apply with --record: a replay answers from \
                  its cassettes alone"
+                    .into(),
+            ));
+        }
+        // Nothing stands behind a replay either: no control plane to forward (clap's `requires`
+        // does not hold a flag to it).
+        (None, Some(_)) if args.forward_control_plane => {
+            return Err(CliError::Usage(
+                "--forward-control-plane only applies with --record: a replay answers from its \
+                 cassettes alone"
                     .into(),
             ));
         }
@@ -79,7 +105,11 @@ pub async fn run(args: ProxyArgs, global: &GlobalArgs) -> Result<(), CliError> {
             ));
         }
     };
-    let result = serve(args.listen, mode).await;
+    let guards = Guards {
+        allow_remote: args.allow_remote,
+        forward_control_plane: args.forward_control_plane,
+    };
+    let result = serve(args.listen, mode, guards).await;
     if let Some(session) = session {
         session.close().await;
     }
@@ -105,12 +135,7 @@ fn configured_origin(global: &GlobalArgs) -> Result<String, CliError> {
         )));
     }
     let host = url.host_str().unwrap_or_default();
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
+    let loopback = store_api_fixtures::is_loopback_host(host);
     if url.scheme() == "http" && !loopback && !global.allow_insecure_http {
         return Err(CliError::Usage(format!(
             "--base-url: http:// to {host}, which is not a loopback address, would send callers' API keys \
@@ -126,15 +151,25 @@ enum Mode {
     Replay(Replayer),
 }
 
+/// What the proxy refuses beyond requests for other hosts.
+#[derive(Debug, Clone, Copy)]
+struct Guards {
+    /// `--allow-remote`: any `Host` is answered, not only a loopback one.
+    allow_remote: bool,
+    /// `--forward-control-plane`: the emulator's control plane is forwarded when recording.
+    forward_control_plane: bool,
+}
+
 /// The proxy's state, shared by every connection.
 struct Proxy {
     mode: Mode,
+    guards: Guards,
     /// `host:port` the proxy listens on: an absolute-form request naming it is for the proxy itself.
     own_authority: String,
 }
 
 /// Binds, prints the ready line, serves until stopped, then writes the cassettes.
-async fn serve(listen: SocketAddr, mode: Mode) -> Result<(), CliError> {
+async fn serve(listen: SocketAddr, mode: Mode, guards: Guards) -> Result<(), CliError> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| CliError::Failed(format!("--listen {listen}: {e}")))?;
@@ -155,6 +190,7 @@ async fn serve(listen: SocketAddr, mode: Mode) -> Result<(), CliError> {
     };
     let proxy = Arc::new(Proxy {
         mode,
+        guards,
         own_authority: addr.to_string(),
     });
     let app = axum::Router::new()
@@ -185,7 +221,7 @@ fn flush_stdout() {
 /// One request: refused, forwarded and recorded, or answered from a cassette.
 async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    if let Some(refusal) = refusal(&proxy, &parts.method, &parts.uri) {
+    if let Some(refusal) = refusal(&proxy, &parts) {
         eprintln!("refused: {refusal}");
         return made_here(StatusCode::FORBIDDEN, "Forbidden", &refusal, "refused");
     }
@@ -220,18 +256,139 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
     };
     match &proxy.mode {
         Mode::Record(recorder) => recorder.forward(&name, &parts.method, &request).await,
-        Mode::Replay(replayer) => replayer.answer(&name, &request),
+        // Off the async workers: a miss's explanation (a bounded diff) takes milliseconds, not
+        // nothing, and the other connections go on meanwhile.
+        Mode::Replay(_) => {
+            let method = parts.method.as_str().to_owned();
+            let shared = Arc::clone(&proxy);
+            let answered = tokio::task::spawn_blocking(move || {
+                let request = HttpRequest {
+                    method: &method,
+                    path_and_query: &path_and_query,
+                    headers: &headers,
+                    body: &body,
+                };
+                match &shared.mode {
+                    Mode::Replay(replayer) => replayer.answer(&name, &request),
+                    // The proxy's mode never changes.
+                    Mode::Record(_) => made_here(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "Internal Server Error",
+                        "not replaying",
+                        "cassette-miss",
+                    ),
+                }
+            })
+            .await;
+            answered.unwrap_or_else(|e| {
+                made_here(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Internal Server Error",
+                    &format!("the replay failed: {e}"),
+                    "cassette-miss",
+                )
+            })
+        }
     }
 }
 
-/// Why a request must not be forwarded: a CONNECT tunnel, or an absolute-form target (as sent to a
-/// forward proxy) naming a host that is neither the proxy nor, when recording, the configured origin.
-fn refusal(proxy: &Proxy, method: &Method, uri: &axum::http::Uri) -> Option<String> {
+/// Why a request must not be answered: a CONNECT tunnel; an absolute-form target (as sent to a
+/// forward proxy) naming a host that is neither the proxy nor, when recording, the configured origin;
+/// a `Host` that is not a loopback one (without `--allow-remote`); or, when recording, the emulator's
+/// control plane (without `--forward-control-plane`).
+fn refusal(proxy: &Proxy, parts: &Parts) -> Option<String> {
+    let (method, uri) = (&parts.method, &parts.uri);
     if method == Method::CONNECT {
         return Some(format!(
             "CONNECT {uri}: the proxy opens no tunnels; it forwards only to its configured origin"
         ));
     }
+    if let Some(refusal) = other_host(proxy, method, uri) {
+        return Some(refusal);
+    }
+    if !proxy.guards.allow_remote {
+        // As the emulator reads it: the Host header, else the request's authority (HTTP/2).
+        let host = parts
+            .headers
+            .get(axum::http::header::HOST)
+            .map(|value| value.to_str().unwrap_or_default())
+            .or_else(|| uri.authority().map(|authority| authority.as_str()))
+            .unwrap_or_default();
+        if !store_api_fixtures::is_loopback_host(host) {
+            return Some(format!(
+                "{method} {} with Host {host:?}: the proxy answers only requests to a loopback host \
+                 (localhost, 127.0.0.0/8, [::1]), so that a web page whose name was pointed at this \
+                 machine (DNS rebinding) cannot use it; start the proxy with --allow-remote to answer \
+                 others",
+                uri.path()
+            ));
+        }
+    }
+    if let Mode::Record(recorder) = &proxy.mode
+        && !proxy.guards.forward_control_plane
+    {
+        let path_and_query = uri.path_and_query().map_or("/", |path| path.as_str());
+        let fault = parts.headers.contains_key(store_api_fixtures::FAULT_HEADER);
+        if fault || addresses_control_plane(&recorder.origin, path_and_query) {
+            let what = if fault {
+                format!("the {} header", store_api_fixtures::FAULT_HEADER)
+            } else {
+                format!("/{CONTROL_SEGMENT}/...")
+            };
+            return Some(format!(
+                "{method} {}: {what} is the emulator's control plane (it lists every store's key and \
+                 injects faults), which the proxy does not forward; start the proxy with \
+                 --forward-control-plane to forward it",
+                uri.path()
+            ));
+        }
+    }
+    None
+}
+
+/// Whether the request for `path_and_query` reaches the emulator's control plane at `origin`: the
+/// path as it is sent (dot segments resolved as the URL parser resolves them), its first segment
+/// percent-decoded and in any case.
+fn addresses_control_plane(origin: &str, path_and_query: &str) -> bool {
+    let Ok(url) = Url::parse(&format!("{origin}{path_and_query}")) else {
+        // Not sent either: the forward fails the same way.
+        return false;
+    };
+    url.path_segments()
+        .and_then(|mut segments| segments.find(|segment| !segment.is_empty()))
+        .is_some_and(|first| {
+            percent_decoded(first).eq_ignore_ascii_case(CONTROL_SEGMENT.as_bytes())
+        })
+}
+
+/// `text` with its `%XX` escapes decoded (an invalid escape kept as written).
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let escaped = (bytes[at] == b'%')
+            .then(|| bytes.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                at += 3;
+            }
+            None => {
+                decoded.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    decoded
+}
+
+/// Why an absolute-form target is refused: it names a host that is neither the proxy nor, when
+/// recording, the configured origin.
+fn other_host(proxy: &Proxy, method: &Method, uri: &axum::http::Uri) -> Option<String> {
     let authority = uri.authority()?.as_str();
     let origin_authority = match &proxy.mode {
         Mode::Record(recorder) => Url::parse(&recorder.origin)
@@ -264,22 +421,15 @@ fn cassette_name(headers: &HeaderMap) -> Result<String, String> {
     let Some(value) = headers.get(CASSETTE_HEADER) else {
         return Ok(DEFAULT_CASSETTE.to_owned());
     };
-    let name = value.to_str().unwrap_or_default();
-    let safe = (1..=100).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if safe {
-        Ok(name.to_owned())
-    } else {
-        Err(format!(
-            "X-Store-Api-Cassette: {:?} is not a cassette name; use 1 to 100 ASCII letters, digits, \
-             '.', '_' or '-', starting with a letter or digit (the cassette is the file NAME.json in \
-             the proxy's directory)",
-            String::from_utf8_lossy(value.as_bytes())
-        ))
-    }
+    // One rule on every platform (`store_api_cassette::cassette_name`): lower-cased, so `A` and `a`
+    // are one cassette everywhere; Windows' device names (`CON`, `nul`) refused everywhere.
+    let name = String::from_utf8_lossy(value.as_bytes());
+    store_api_cassette::cassette_name(&name).map_err(|e| {
+        format!(
+            "X-Store-Api-Cassette: {e} (the cassette is the file NAME.json in the proxy's directory, \
+             NAME in lower case)"
+        )
+    })
 }
 
 /// Hop-by-hop headers (RFC 9110 7.6.1), which concern one connection and are never passed on.
@@ -364,6 +514,38 @@ struct Recorder {
     options: RecordOptions,
     http: reqwest::Client,
     cassettes: Mutex<BTreeMap<String, Arc<Named>>>,
+    /// [`DIRECTORY_LOCK`], held open (and so locked) until the proxy exits.
+    _lock: File,
+}
+
+/// Creates `dir` if needed and takes its [`DIRECTORY_LOCK`]: a second recording proxy on the same
+/// directory (parallel test shards) would rewrite the same cassettes with its own exchanges only, and
+/// is refused like an order file held by another run (exit 4), naming the lock.
+fn lock_directory(dir: &Path) -> Result<File, CliError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::Usage(format!("--record {}: {e}", dir.display())))?;
+    let path = dir.join(DIRECTORY_LOCK);
+    let unavailable = |e: &dyn std::fmt::Display| {
+        CliError::Usage(format!(
+            "--record {}: cannot lock {} ({e}), which keeps two recording proxies from writing into \
+             one directory",
+            dir.display(),
+            path.display()
+        ))
+    };
+    let file = open_lock_file(&path).map_err(|e| unavailable(&e))?;
+    // Called by path: std's `File::try_lock` (Rust 1.89) would shadow the trait's method.
+    match fs4::FileExt::try_lock(&file) {
+        Ok(()) => Ok(file),
+        Err(fs4::TryLockError::WouldBlock) => Err(CliError::Busy(format!(
+            "--record {}: another `store-api proxy --record` is recording into this directory (it \
+             holds {}); two would each rewrite the same cassettes and lose each other's exchanges. \
+             Give each proxy its own directory (one per test shard), or stop the other first",
+            dir.display(),
+            path.display()
+        ))),
+        Err(fs4::TryLockError::Error(e)) => Err(unavailable(&e)),
+    }
 }
 
 /// One cassette being recorded; `writing` serializes its saves (one temporary file per cassette).
@@ -378,17 +560,20 @@ impl Named {
     /// last write holds every exchange.
     fn save(&self) -> Result<(), CliError> {
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        // Appends the exchanges recorded since the last save (`Recording::save`: O(new exchanges)).
         self.recording
-            .cassette()
             .save(&self.path)
             .map_err(|e| CliError::Failed(e.to_string()))
     }
 }
 
 impl Recorder {
-    fn new(dir: PathBuf, origin: String, options: RecordOptions) -> Result<Recorder, CliError> {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| CliError::Usage(format!("--record {}: {e}", dir.display())))?;
+    fn new(
+        dir: PathBuf,
+        origin: String,
+        options: RecordOptions,
+        lock: File,
+    ) -> Result<Recorder, CliError> {
         // Transparent: a 3xx is the caller's to follow or not; no proxy of the environment in between;
         // no timeout of its own (the caller's client has one).
         let http = reqwest::Client::builder()
@@ -402,6 +587,7 @@ impl Recorder {
             options,
             http,
             cassettes: Mutex::new(BTreeMap::new()),
+            _lock: lock,
         })
     }
 
@@ -504,11 +690,21 @@ impl Replayer {
                 .file_name()
                 .and_then(|name| name.to_str())
                 .and_then(|name| name.strip_suffix(".json"));
-            let Some(name) = name.filter(|name| cassette_name_is_safe(name)) else {
+            let Some(name) = name.and_then(|name| store_api_cassette::cassette_name(name).ok())
+            else {
                 continue;
             };
             let cassette = Cassette::load(&path).map_err(|e| CliError::Usage(e.to_string()))?;
-            replays.insert(name.to_owned(), Replay::new(cassette));
+            if replays
+                .insert(name.clone(), Replay::new(cassette))
+                .is_some()
+            {
+                return Err(CliError::Usage(format!(
+                    "--replay {}: two files hold the cassette {name:?} (names differ only in case, \
+                     which a case-insensitive file system cannot tell apart); keep one",
+                    dir.display()
+                )));
+            }
         }
         Ok(Replayer {
             dir: dir.to_owned(),
@@ -518,11 +714,10 @@ impl Replayer {
 
     /// The recorded answer, or the loud miss: a 500 with the diff, also printed on stderr.
     fn answer(&self, name: &str, request: &HttpRequest<'_>) -> Response {
+        // Only the method of the request as sent: its path and query may hold the key or customer
+        // data; the message (`ReplayError`) shows them redacted.
         let miss = |message: String| {
-            eprintln!(
-                "cassette miss ({}): {} {}\n{message}",
-                name, request.method, request.path_and_query
-            );
+            eprintln!("cassette miss ({name}): {}\n{message}", request.method);
             made_here(MISS_STATUS, "Cassette Miss", &message, "cassette-miss")
         };
         let Some(replay) = self.replays.get(name) else {
@@ -565,11 +760,15 @@ impl Replayer {
     }
 }
 
+#[cfg(test)]
 fn cassette_name_is_safe(name: &str) -> bool {
     let mut headers = HeaderMap::new();
     match HeaderValue::from_str(name) {
         Ok(value) => {
-            headers.insert(HeaderName::from_static(CASSETTE_HEADER), value);
+            headers.insert(
+                reqwest::header::HeaderName::from_static(CASSETTE_HEADER),
+                value,
+            );
             cassette_name(&headers).is_ok()
         }
         Err(_) => false,
@@ -582,6 +781,8 @@ fn cassette_path(dir: &Path, name: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use reqwest::header::HeaderName;
+
     use super::*;
 
     #[test]
@@ -597,6 +798,10 @@ mod tests {
             ("../../etc/passwd", false),
             ("naïve", false),
             (&"x".repeat(101), false),
+            // Issue 35, defect 15: reserved on Windows, so refused everywhere.
+            ("CON", false),
+            ("nul", false),
+            ("com1.json", false),
         ];
         for (name, safe) in cases {
             assert_eq!(cassette_name_is_safe(name), *safe, "{name:?}");

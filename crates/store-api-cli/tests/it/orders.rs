@@ -725,3 +725,42 @@ fn a_linked_order_file_stays_a_link_and_its_target_gets_the_id() {
         .code(0);
     assert_eq!(env.emu.order_count(&env.store), 1);
 }
+
+// Issue 35, defect 11: two hard links to one order file, submitted one after the other: each run
+// locked its own name, wrote its generated id through it (a new file renamed over that name only) and
+// sent it: 2 ids, 2 orders. A file with more than one link is now refused before anything is written.
+#[cfg(unix)]
+#[test]
+fn two_hard_links_to_one_order_file_never_bill_twice() {
+    let env = Env::start();
+    let (dir, file) = order_file(|text| text);
+    let before = std::fs::read_to_string(&file).unwrap();
+    let other = dir.path().join("other.json");
+    std::fs::hard_link(&file, &other).unwrap();
+    let runs: Vec<Run> = [&file, &other]
+        .iter()
+        .map(|name| Run::from(spawn_submit(&env, name, &[]).wait_with_output().unwrap()))
+        .collect();
+    assert!(
+        env.emu.order_count(&env.store) <= 1,
+        "one file billed twice: {runs:?}"
+    );
+    for run in runs {
+        let run = run.code(2);
+        assert!(run.stderr.contains("2 hard links"), "{run:?}");
+        assert!(run.stderr.contains("nothing was sent"), "{run:?}");
+    }
+    assert_eq!(env.emu.order_count(&env.store), 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    // With an id of its own, a linked file is never written: it is sent as it is.
+    env.run(&[
+        "orders",
+        "submit",
+        "--file",
+        other.to_str().unwrap(),
+        "--external-id",
+        "linked-0001",
+    ])
+    .code(0);
+    assert_eq!(env.emu.order_count(&env.store), 1);
+}

@@ -658,3 +658,238 @@ fn an_answer_over_max_kept_body_is_recorded_by_size_and_cannot_be_replayed() {
     assert!(replayed.body.contains("too large to keep"), "{replayed:?}");
     proxy.stop();
 }
+
+/// The seeded key of the embedded emulator's first store.
+const ALPHA_KEY: &str = "csk_ce4d6676e735329b21b3d864ca427df5";
+
+// Issue 35, defect 1: through `proxy --record` in front of the emulator, `GET /_emulator/stores` with
+// `Host: attacker.example` (a page whose name was pointed at 127.0.0.1: DNS rebinding) answered 200
+// with every store's key, where the emulator alone answers 403: the proxy dropped the caller's Host
+// and sent the origin's loopback one. It now refuses a Host that is not a loopback one, and never
+// forwards the control plane unless asked.
+#[test]
+fn the_recording_proxy_keeps_the_emulators_guards() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", dir.path().to_str().unwrap()],
+        "store-api proxy recording into ",
+    );
+    let port = proxy.origin.rsplit(':').next().unwrap().to_owned();
+    let status = "/store-api/2026-08/stores/store_alpha/status";
+    let refused = |seen: &Seen, says: &str| {
+        assert_eq!(seen.status, 403, "{seen:?}");
+        assert_eq!(
+            seen.header("x-store-api-proxy"),
+            Some("refused"),
+            "{seen:?}"
+        );
+        assert!(seen.body.contains(says), "{seen:?}");
+        assert!(!seen.body.contains("csk_"), "{seen:?}");
+    };
+    for path in ["/_emulator/stores", status] {
+        for host in [
+            format!("attacker.example:{port}"),
+            "attacker.example".to_owned(),
+            format!("127.0.0.1.nip.io:{port}"),
+        ] {
+            let host = format!("Host: {host}");
+            let rebound = curl(&[
+                "-H",
+                &host,
+                "-H",
+                &format!("X-API-Key: {ALPHA_KEY}"),
+                &format!("{}{path}", proxy.origin),
+            ]);
+            refused(&rebound, "--allow-remote");
+        }
+    }
+    // A loopback Host, but the control plane: in every spelling that reaches it.
+    for path in [
+        "/_emulator/stores",
+        "/_EMULATOR/stores",
+        "/%5femulator/stores",
+        "/store-api/../_emulator/stores",
+        "/store-api/%2e%2e/_emulator/stores",
+        "//_emulator/stores",
+    ] {
+        let control = curl(&["--path-as-is", &format!("{}{path}", proxy.origin)]);
+        refused(&control, "--forward-control-plane");
+    }
+    let fault = curl(&[
+        "-H",
+        &format!("{}: status=503", store_api_fixtures::FAULT_HEADER),
+        "-H",
+        &format!("X-API-Key: {ALPHA_KEY}"),
+        &format!("{}{status}", proxy.origin),
+    ]);
+    refused(&fault, "--forward-control-plane");
+    // The API itself, addressed to a loopback name: forwarded.
+    for host in [format!("localhost:{port}"), format!("[::1]:{port}")] {
+        let seen = curl(&[
+            "-H",
+            &format!("Host: {host}"),
+            "-H",
+            &format!("X-API-Key: {ALPHA_KEY}"),
+            &format!("{}{status}", proxy.origin),
+        ]);
+        assert_eq!(seen.status, 200, "{seen:?}");
+    }
+    let stderr = proxy.stop();
+    assert!(stderr.contains("refused: "), "{stderr}");
+    let cassette = read(&dir.path().join("proxy.json"));
+    assert!(!cassette.contains("_emulator"), "{cassette}");
+    assert_eq!(
+        store_api_cassette::Cassette::load(dir.path().join("proxy.json"))
+            .unwrap()
+            .exchanges
+            .len(),
+        2
+    );
+}
+
+// Issue 35, defect 1: what the guards leave to the user, each behind its own flag.
+#[test]
+fn remote_hosts_and_the_control_plane_pass_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &[
+            "--emulator",
+            "--record",
+            dir.path().to_str().unwrap(),
+            "--allow-remote",
+            "--forward-control-plane",
+        ],
+        "store-api proxy recording into ",
+    );
+    // A caller elsewhere names this machine by its own name.
+    let remote = curl(&[
+        "-H",
+        "Host: store-proxy.example:8080",
+        "-H",
+        &format!("X-API-Key: {ALPHA_KEY}"),
+        &format!(
+            "{}/store-api/2026-08/stores/store_alpha/status",
+            proxy.origin
+        ),
+    ]);
+    assert_eq!(remote.status, 200, "{remote:?}");
+    let stores = curl(&[&format!("{}/_emulator/stores", proxy.origin)]);
+    assert_eq!(stores.status, 200, "{stores:?}");
+    assert_eq!(stores.header("x-store-api-proxy"), None, "{stores:?}");
+    proxy.stop();
+    // Both need a recording proxy or a remote listener to mean anything; a replay refuses the
+    // control plane's flag, and a non-loopback listener needs --allow-remote too.
+    let run = |args: &[&str]| {
+        crate::common::Run::from(
+            crate::common::bare()
+                .arg("proxy")
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let cassettes = dir.path().to_str().unwrap();
+    let replay = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--replay",
+        cassettes,
+        "--forward-control-plane",
+    ])
+    .code(2);
+    assert!(replay.stderr.contains("--record"), "{replay:?}");
+    let listener = run(&[
+        "--listen",
+        "0.0.0.0:0",
+        "--replay",
+        cassettes,
+        "--allow-insecure-http",
+    ])
+    .code(2);
+    assert!(listener.stderr.contains("--allow-remote"), "{listener:?}");
+}
+
+/// `store-api ARGS` until it exits, at most `limit`; a process still running then is killed and
+/// reported as `None`.
+fn exit_within(mut cmd: std::process::Command, limit: Duration) -> Option<crate::common::Run> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(crate::common::Run::from(child.wait_with_output().unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+// Issue 35, defect 8: two recording proxies on one directory (parallel test shards) each rewrote the
+// same cassettes with their own exchanges: 300 of 600 were kept, and a reader once saw an empty file.
+// A recording proxy now holds a lock in its directory; a second one refuses to start (exit 4, as an
+// order file locked by another run), naming the lock.
+#[test]
+fn a_second_recording_proxy_on_one_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let first = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes],
+        "store-api proxy recording into ",
+    );
+    let mut second = bare_std();
+    second.args([
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--emulator",
+        "--record",
+        cassettes,
+    ]);
+    let second = exit_within(second, Duration::from_secs(30))
+        .expect("a second recording proxy started on the same directory")
+        .code(4);
+    assert!(second.stdout.is_empty(), "{second:?}");
+    assert!(
+        second
+            .stderr
+            .contains("another `store-api proxy --record` is recording into this directory"),
+        "{second:?}"
+    );
+    assert!(
+        second.stderr.contains(".store-api-proxy.lock"),
+        "{second:?}"
+    );
+    // The first records on.
+    let seen = curl(&[
+        "-H",
+        &format!("X-API-Key: {ALPHA_KEY}"),
+        &format!(
+            "{}/store-api/2026-08/stores/store_alpha/status",
+            first.origin
+        ),
+    ]);
+    assert_eq!(seen.status, 200, "{seen:?}");
+    first.stop();
+    // Once it has exited, the directory is free again; a replay does not lock it.
+    let again = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes],
+        "store-api proxy recording into ",
+    );
+    let replay = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    replay.stop();
+    again.stop();
+}

@@ -252,7 +252,7 @@ fn line_image(
 }
 
 /// How an order's shipping address is kept: as sent (the spec's `address-as-sent` assumption), or
-/// normalised ([`Deviation::NormalisesAddresses`](crate::Deviation::NormalisesAddresses)).
+/// normalised ([`Deviation::NormalisesAddresses`](crate::deviation::Deviation::NormalisesAddresses)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AddressKeeping {
     AsSent,
@@ -261,7 +261,7 @@ pub(crate) enum AddressKeeping {
 
 impl AddressKeeping {
     pub fn of(deviations: crate::deviation::Deviations) -> AddressKeeping {
-        if deviations.has(crate::Deviation::NormalisesAddresses) {
+        if deviations.has(crate::deviation::Deviation::NormalisesAddresses) {
             AddressKeeping::Normalised
         } else {
             AddressKeeping::AsSent
