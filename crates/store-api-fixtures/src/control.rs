@@ -375,15 +375,15 @@ pub(crate) fn update_product(
     {
         let mut state = shared.lock();
         let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
-        let record = store
-            .products
-            .iter_mut()
-            .find(|p| p.value.id == product_id)
-            .ok_or_else(|| ApiError::NotFound("Product not found".into()))?;
         product.id = product_id.to_owned();
-        product.created_at = record.value.created_at;
-        product.updated_at = Some(shared.clock.change_stamp(record.value.updated_at));
-        record.set(product.clone());
+        store
+            .products
+            .update(product_id, |record| {
+                product.created_at = record.value.created_at;
+                product.updated_at = Some(shared.clock.change_stamp(record.value.updated_at));
+                record.set(product.clone());
+            })
+            .ok_or_else(|| ApiError::NotFound("Product not found".into()))?;
     }
     emit(
         shared,

@@ -1364,10 +1364,11 @@ pub fn all(mode: Mode) -> Vec<Figure> {
 const CAUSE_STORE_SCALE_STALL: &str = "a refresh stalls the submissions around it. A refresh due \
 after the TTL must run in the background (`ClientBuilder::background_refresh`, on by default) and fold only \
 what changed into the copy (`store_cache::copy`: a layer of the changes above a base read whole, built off \
-the async workers and swapped in under the lock). When issue 34 landed, the ratio measured 1.035 with \
-refreshes in the background, 2.68 with `background_refresh(false)` (the bench's `--inline-refresh`: two \
+the async workers and swapped in under the lock). When issue 34 landed, the ratio measured 1.01 with \
+refreshes in the background, 3.1 with `background_refresh(false)` (the bench's `--inline-refresh`: two \
 page reads of 50 ms on the submit path), and 4.8 with a copy rebuilt whole (0.3 s of CPU for 20,000 \
-products) under the state's write lock; `--no-refresh` shows the harness's own noise (1.05).";
+products) under the state's write lock; `--no-refresh` shows the harness's own noise. A median far above \
+the 50 ms of latency points at the emulator (its product index rebuilt on every change cost 400 ms).";
 const CAUSE_P99: &str = "the tail is scheduling delay rather than server work. The load generator's 16 \
 connections run in the same process as the emulator on the same 2 vCPUs, so a request waits whenever the \
 generator's own tasks, another process or the hypervisor hold the cores (see the machine load of the \

@@ -5,8 +5,8 @@ use store_api_rules::{OrderContext, lookup};
 
 use crate::state::{State, StoreState};
 
-/// One store of the emulator's state, read through the validator's shared lookups. They scan the lists
-/// (the state changes between requests, so there is no index to keep fresh).
+/// One store of the emulator's state, read through the validator's shared lookups: the products' through
+/// their index ([`Products`](crate::state::products::Products)), the catalog's by the shared scan (a few blanks).
 pub(super) struct StoreView<'a> {
     pub state: &'a State,
     pub store: &'a StoreState,
@@ -17,14 +17,14 @@ impl OrderContext for StoreView<'_> {
         &self,
         variant_id: &str,
     ) -> Option<(&types::Product, &types::ProductVariant)> {
-        lookup::product_variant(products(self.store), variant_id)
+        self.store.products.variant(variant_id)
     }
 
     fn product_variant_by_sku(
         &self,
         sku: &str,
     ) -> Option<(&types::Product, &types::ProductVariant)> {
-        lookup::product_variant_by_sku(products(self.store), sku)
+        self.store.products.variant_by_sku(sku)
     }
 
     fn catalog_variant(
@@ -41,9 +41,4 @@ impl OrderContext for StoreView<'_> {
     fn artwork_exists(&self, artwork_id: &str) -> bool {
         self.store.artworks.iter().any(|a| a.value.id == artwork_id)
     }
-}
-
-/// The store's products, without their records' bookkeeping.
-fn products(store: &StoreState) -> impl Iterator<Item = &types::Product> {
-    store.products.iter().map(|record| &record.value)
 }

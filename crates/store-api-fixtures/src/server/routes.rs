@@ -249,7 +249,7 @@ fn list_in_store<T: Listable>(
     store_id: &str,
     query: Option<String>,
     spec: ListSpec,
-    collection: fn(&StoreState) -> &Vec<Record<T>>,
+    collection: fn(&StoreState) -> &[Record<T>],
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(query.as_deref(), spec, shared.config.deviations)?;
     let page = {
@@ -269,7 +269,7 @@ fn get_in_store<T: HasId>(
     store_id: &str,
     id: &str,
     not_found: &str,
-    collection: fn(&StoreState) -> &Vec<Record<T>>,
+    collection: fn(&StoreState) -> &[Record<T>],
 ) -> Result<Response, ApiError> {
     let state = shared.read();
     state

@@ -9,6 +9,7 @@
 mod book;
 mod list;
 mod pages;
+pub(crate) mod products;
 mod record;
 mod shared;
 mod store;

@@ -47,7 +47,8 @@ pub(crate) struct StoreState {
     pub name: String,
     pub api_key: String,
     pub active: bool,
-    pub products: Vec<Record<types::Product>>,
+    /// Indexed by variant id and SKU, so an order's lookups cost the same in a store of any size.
+    pub products: super::products::Products,
     pub artworks: Vec<Record<types::Artwork>>,
     /// Indexed, so lists and lookups cost the same in a store of any size.
     pub orders: OrderBook,
@@ -114,7 +115,7 @@ impl State {
                     name: store.name,
                     api_key: store.api_key,
                     active: store.active,
-                    products: Vec::new(),
+                    products: Default::default(),
                     artworks: Vec::new(),
                     orders: OrderBook::default(),
                     webhooks: BTreeMap::new(),

@@ -25,14 +25,19 @@ pub(crate) struct Reads<'a> {
     pub client: &'a Client,
 }
 
+/// The generation a read is made "unless the copy moved past" to mean "only while there is no copy": no
+/// copy ever reaches it, so any copy found when the read's turn comes is taken instead.
+const WHILE_EMPTY: u64 = u64::MAX;
+
 impl Reads<'_> {
     /// The copy to validate against. The first call fills it (a full read, before it returns); after
     /// that, a read that falls due runs in the background while this call returns the copy it has, or,
     /// with background reads off, an incremental read runs first (a full one when reconciliation is due).
     pub async fn get(&self) -> Result<Arc<Kept>> {
         let Some(kept) = self.keeper.current() else {
+            // Callers that find no copy together wait for one fill, not one each.
             return self
-                .read_if(Kind::Changes, None)
+                .read_if(Kind::Changes, Some(WHILE_EMPTY))
                 .await
                 .map(|(kept, _)| kept);
         };
