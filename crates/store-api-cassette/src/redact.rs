@@ -38,15 +38,11 @@ pub(crate) const KEY_PLACEHOLDER: &str = "<api-key>";
 /// turn every `a` of a cassette into `<api-key>`); its header is dropped all the same.
 pub(crate) const MIN_SCRUBBED_KEY: usize = 4;
 
-/// The length of the service's keys: "a fixed brand prefix, 36 characters in total" (the seed's
-/// Authentication section; `components.securitySchemes.ApiKey` in `spec/store-api.yaml`).
-pub(crate) const KEY_LENGTH: usize = 36;
-
-/// The brand prefix searched for when no key of the service's length was seen yet: the emulator's
-/// (`store-api-fixtures`, `control::rotate_key` and `seed/default.json`), which the seed does not
-/// name. A key of [`KEY_LENGTH`] seen in an `X-API-Key` header adds its own prefix (up to and with
-/// its first `_`), so a service whose brand is another one is covered from its first request on.
-pub(crate) const KEY_BRAND_PREFIX: &str = "csk_";
+/// The length of the service's keys and the brand prefix searched for when no key of that length was
+/// seen yet (the emulator's, which the seed does not name). A key of [`KEY_LENGTH`] seen in an
+/// `X-API-Key` header adds its own prefix (up to and with its first `_`), so a service whose brand is
+/// another one is covered from its first request on.
+pub(crate) use store_api_raw::{KEY_BRAND_PREFIX, KEY_LENGTH};
 
 /// What a key names customer data when it contains one of these (lower-cased, letters and digits
 /// only).

@@ -52,13 +52,16 @@ pub(crate) fn stores(shared: &Shared) -> Vec<StoreCredentials> {
         .collect()
 }
 
-/// A new key in the same shape as the app's: `csk_` and 32 hex digits, 36 characters.
+/// A new key in the same shape as the app's: [`KEY_BRAND_PREFIX`](store_api_raw::KEY_BRAND_PREFIX)
+/// and 32 hex digits, [`KEY_LENGTH`](store_api_raw::KEY_LENGTH) characters.
 pub(crate) fn rotate_key(shared: &Shared, store_id: &str) -> Result<String, ApiError> {
     let key = format!(
-        "csk_{:016x}{:016x}",
+        "{}{:016x}{:016x}",
+        store_api_raw::KEY_BRAND_PREFIX,
         shared.clock.random_u64(),
         shared.clock.random_u64()
     );
+    debug_assert_eq!(key.len(), store_api_raw::KEY_LENGTH);
     let mut state = shared.lock();
     let store = state.stores.get_mut(store_id).ok_or_else(store_not_found)?;
     store.api_key = key.clone();

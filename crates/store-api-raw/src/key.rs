@@ -4,6 +4,15 @@
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
+/// The length of the service's keys: "a fixed brand prefix, 36 characters in total" (the seed's
+/// Authentication section). Clients treat a key as opaque and never check it; this is what redaction
+/// looks for (`store-api-cassette`) and what the emulator makes.
+pub const KEY_LENGTH: usize = 36;
+
+/// The brand prefix the emulator's keys carry (`csk_`), which the seed does not name: what redaction
+/// looks for before it has seen a key of the service's own brand.
+pub const KEY_BRAND_PREFIX: &str = "csk_";
+
 /// A store's API key. Opaque: never validated, parsed or printed (`Debug` shows `ApiKey(<redacted>)`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(Arc<str>);

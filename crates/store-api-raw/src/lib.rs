@@ -26,7 +26,7 @@ pub mod tls;
 pub use generated::*;
 #[cfg(feature = "client")]
 pub use hooks::{Capture, Hooks};
-pub use key::{ApiKey, KeyHandle};
+pub use key::{ApiKey, KEY_BRAND_PREFIX, KEY_LENGTH, KeyHandle};
 pub use money::Money;
 
 /// The API version this crate was generated for; it is also the last segment of
