@@ -63,9 +63,9 @@ impl DiskCopy {
     /// terminal and a line saying why.
     pub async fn fill(&self, client: &Client, out: Output) -> Result<(), CliError> {
         let cache = client.store_cache();
-        let why = match cache.save() {
+        let why = match cache.reconciled_at() {
             None => "the first order for this store",
-            Some(saved) if age(saved.reconciled_at()) >= RECONCILE_INTERVAL => {
+            Some(reconciled) if age(reconciled) >= RECONCILE_INTERVAL => {
                 "the saved copy is a day old, and only a whole read shows removed products"
             }
             Some(_) => return Ok(()),
@@ -103,7 +103,7 @@ impl DiskCopy {
     /// Writes the client's copy back when it changed, or was read again, since [`DiskCopy::load`]. A failure to write is
     /// reported on stderr and is not an error: the next run reads the store again.
     pub fn save(&self, client: &Client) {
-        let (Some(path), Some(saved)) = (&self.path, client.store_cache().save()) else {
+        let Some(path) = &self.path else {
             return;
         };
         let current = client.store_cache().current();
@@ -117,6 +117,10 @@ impl DiskCopy {
         if unchanged {
             return;
         }
+        // Only now the copy is made into its saved form: a clone of the whole store.
+        let Some(saved) = client.store_cache().save() else {
+            return;
+        };
         if let Err(error) = write(path, &saved) {
             eprintln!(
                 "note: the copy of the store could not be saved to {} ({error}); the next run reads the store again",

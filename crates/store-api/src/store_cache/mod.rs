@@ -111,6 +111,11 @@ impl<'a> StoreCache<'a> {
         self.keeper().current().map(|kept| kept.refreshed_at)
     }
 
+    /// When the copy was last read whole (a fill or a reconciliation); `None` before the first fill.
+    pub fn reconciled_at(&self) -> Option<DateTime<Utc>> {
+        self.keeper().current().map(|kept| kept.reconciled_at)
+    }
+
     /// The copy pre-flight validation uses: filled first if there is none; a refresh that is due starts
     /// in the background (or, with [`ClientBuilder::background_refresh`](crate::ClientBuilder::background_refresh)
     /// off, runs first).
