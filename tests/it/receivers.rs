@@ -202,6 +202,27 @@ fn a_write_no_replica_acknowledged_counts_for_nothing() {
     assert_eq!(report.effects, 1, "processed once");
 }
 
+/// Found by the full bench's deeper random set (seed 0x5EED_0029): a claim refused as unreplicated
+/// is released, but the release never reaches the lagging replica, and the failover promotes it with
+/// the refused claim. The next delivery is answered `InProgress` while the primary it was sent to
+/// held nothing: not a run lost, but a delay of at most the lease, which the judge explains as a
+/// price (before, it judged `processed` broken; the event is processed by a later delivery).
+#[test]
+fn a_refused_claim_brought_back_by_a_failover_is_a_delay() {
+    let schedule = "redis-acks: d:a0 o:lost-reply o:replica-behind o:ok d:t0 o:failover o:ok \
+                    d:t0 o:replica-behind o:ok d:t0 o:ok o:ok r:short o:ok d:a0 o:ok";
+    let report = receivers::replay(&Replay::parse(schedule).unwrap());
+    assert_eq!(report.schedules, 1);
+    assert_clean(&report);
+    assert_eq!(
+        report.prices.get(&Price::InProgressRestoredClaim).copied(),
+        Some(1),
+        "the delivery that found the restored claim: {}",
+        report.summary()
+    );
+    assert_eq!(report.effects, 1, "processed once, by a later delivery");
+}
+
 /// Issue 35, defect 13, on a real `RedisDedupe` and `redis-server`: while the first run's `complete`
 /// is outstanding past the lease its claim had when the handler returned, a redelivery to another
 /// receiver is `InProgress`, not a second run.

@@ -126,7 +126,9 @@ return 0
 ///   confirms a write another connection carried (one opened after a reconnect or a failover), and
 ///   one primary short of replicas decides nothing for the others. Fewer acknowledgements than asked
 ///   for, none included, is not a confirmation: the claim is an error (the handler does not run, the
-///   receiver answers 503, the service delivers again; the claim is released), a renewal does not
+///   receiver answers 503, the service delivers again; the claim is released, best effort: a
+///   failover that loses the release brings the refused claim back, and deliveries of that event
+///   are answered in progress until its lease passes), a renewal does not
 ///   extend the run's [`Lease`](store_api_webhooks::dedupe::Lease), and `complete` tries again for up
 ///   to the lease, then fails. So everything a handler relied on is on the replica that takes over.
 ///   The price: while a primary has no replica answering (the one just promoted, until a replica

@@ -411,11 +411,15 @@ pub enum Price {
     RefusedUnreplicated,
     /// A claim refused (503, `Busy`): a `MemoryDedupe` full of claims in progress.
     RefusedFull,
+    /// A claim answered `InProgress` because a failover brought back a claim no run was granted:
+    /// one refused as unreplicated, whose release (best effort, never confirmed) the promoted
+    /// replica never received. It blocks deliveries for at most its lease.
+    InProgressRestoredClaim,
 }
 
 impl Price {
     /// Every price, in report order.
-    pub const ALL: [Price; 10] = [
+    pub const ALL: [Price; 11] = [
         Price::SecondRunDiedAfterEffect,
         Price::SecondRunPartition,
         Price::SecondRunStoreLost,
@@ -426,6 +430,7 @@ impl Price {
         Price::DoneEvicted,
         Price::RefusedUnreplicated,
         Price::RefusedFull,
+        Price::InProgressRestoredClaim,
     ];
 
     /// Its name, in reports and figures.
@@ -441,6 +446,7 @@ impl Price {
             Price::DoneEvicted => "done_evicted",
             Price::RefusedUnreplicated => "refused_unreplicated",
             Price::RefusedFull => "refused_full",
+            Price::InProgressRestoredClaim => "in_progress_restored_claim",
         }
     }
 }
@@ -1296,6 +1302,12 @@ fn judge(
                 }
         }) || history.restarts.iter().any(|at| from <= *at && *at <= to)
     };
+    // A failover (explaining or not) that lost a write in [from, to].
+    let failover_lost_between = |from: Instant, to: Instant| {
+        losses.iter().any(|(at, loss)| {
+            from <= *at && *at <= to && matches!(loss, Loss::Failover { lost: true })
+        })
+    };
     let cut_between = |receiver: usize, from: Instant, to: Instant| {
         history
             .cuts
@@ -1518,6 +1530,19 @@ fn judge(
                             )
                         });
                     }
+                }
+                // A failover that lost a write between the claim's sending and its answer, and
+                // left the event held by a claim no run was granted: the promoted replica brought
+                // back a refused claim whose release it never received (releases are best effort).
+                (Some(Answer::InProgress), _)
+                    if free
+                        && matches!(
+                            begin.end.as_ref().map(|(_, holder)| holder),
+                            Some(Holder::Claim(token)) if !granted.contains(token)
+                        )
+                        && failover_lost_between(begin.start, answered) =>
+                {
+                    verdict.pay(Price::InProgressRestoredClaim);
                 }
                 (Some(Answer::InProgress), _) if free => {
                     verdict.check(Invariant::Processed, false, || {

@@ -569,7 +569,7 @@ pub const RECEIVER_MODEL_INVARIANTS: [(&str, &str, &str, &str); 5] = [
 ];
 
 /// The documented prices the receiver model counts: metric and label.
-pub const RECEIVER_MODEL_PRICES: [(&str, &str); 10] = [
+pub const RECEIVER_MODEL_PRICES: [(&str, &str); 11] = [
     (
         "receiver_model_price_second_run_died_after_effect",
         "receiver model, price paid: second runs: receiver died after the effect, before complete",
@@ -609,6 +609,10 @@ pub const RECEIVER_MODEL_PRICES: [(&str, &str); 10] = [
     (
         "receiver_model_price_refused_full",
         "receiver model, price paid: claims refused by a MemoryDedupe full of live claims",
+    ),
+    (
+        "receiver_model_price_in_progress_restored_claim",
+        "receiver model, price paid: claims answered in progress after a failover brought back a refused claim (its release lost)",
     ),
 ];
 
