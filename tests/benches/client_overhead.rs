@@ -28,9 +28,11 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use store_api::{Client, IdentifiedOrder, NewOrder, OrderQuery, Submitted, new_external_order_id};
+use store_api::{
+    Client, IdentifiedOrder, ListOrdersQuery, NewOrder, Submitted, new_external_order_id,
+};
+use store_api_raw::auth::API_KEY_HEADER;
 use store_api_raw::contract::{CREATE_ORDER, LIST_ORDERS};
-use store_api_raw::hooks::API_KEY_HEADER;
 use store_api_raw::types;
 use store_api_tests::{ALPHA, emulator, key_of, relaxed_limiter, tee_order, tee_submission};
 
@@ -166,7 +168,7 @@ async fn run(rounds: usize) -> Result<(), BoxError> {
         emu.base_url(),
         CREATE_ORDER.path.replace("{storeId}", ALPHA)
     );
-    let query = OrderQuery::new().limit(100);
+    let query = ListOrdersQuery::new().limit(100);
     let bare = Bare {
         http: &http,
         key: &key,

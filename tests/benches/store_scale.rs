@@ -54,11 +54,11 @@ use store_api::model::Product;
 use store_api::network::{Network, NetworkFuture};
 use store_api::store_cache::Refreshed;
 use store_api::{
-    Client, ClientBuilder, IdentifiedOrder, OrderBuilder, ProductQuery, ShipTo, ShipToAddress,
-    Submitted, new_external_order_id,
+    AddressLines, Client, ClientBuilder, IdentifiedOrder, ListProductsQuery, OrderBuilder, ShipTo,
+    ShipToAddress, Submitted, new_external_order_id,
 };
 use store_api_fixtures::{Emulator, LOG_CAP, RequestRecord};
-use store_api_tests::{ALPHA, key_of, relaxed_limiter};
+use store_api_tests::{ALPHA, client_of, key_of, relaxed_limiter};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -174,7 +174,7 @@ async fn run(sizes: Sizes, control: Control) -> Result<(), BoxError> {
     };
 
     // 1. Cold: a new client, the first fill on the submission's path.
-    let client = emu.client(ALPHA)?;
+    let client = client_of(&emu, ALPHA);
     let mark = log.mark()?;
     let order = new_order(&sku(&copies[copies.len() - 1]))?;
     let cold = Instant::now();
@@ -428,10 +428,10 @@ const CREATE_ORDER: &str = "createOrder";
 /// Grows `store_alpha` to `products` products with copies of the seed's tee; returns the copies as
 /// the emulator holds them.
 async fn grow_store(emu: &Emulator, products: usize) -> Result<Vec<Product>, BoxError> {
-    let setup = emu.client(ALPHA)?;
+    let setup = client_of(emu, ALPHA);
     let page = setup
         .products()
-        .list(&ProductQuery::new().limit(100))
+        .list(&ListProductsQuery::new().limit(100))
         .await?;
     let template = page
         .items
@@ -481,7 +481,13 @@ fn new_order(sku: &str) -> Result<IdentifiedOrder, BoxError> {
     let ship_to = ShipTo::new(
         "Ada",
         "Lovelace",
-        ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?,
+        ShipToAddress::new(AddressLines {
+            street_address: "1 Main St",
+            city_or_town: "Austin",
+            state_or_province: "TX",
+            postal_code: "78701",
+            country: "US",
+        })?,
     )?;
     Ok(OrderBuilder::new(&new_external_order_id(), ship_to)?
         .sku(sku, 1)

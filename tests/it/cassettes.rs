@@ -10,7 +10,8 @@ use serde_json::json;
 use store_api::hook::{HeaderMap, RequestHook, TryInfo};
 use store_api::network::Network;
 use store_api::{
-    ArtworkQuery, CatalogQuery, Client, Error, OrderQuery, ProductQuery, RetryPolicy, Submitted,
+    Client, Error, ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery, ListProductsQuery,
+    RetryPolicy, Submitted,
 };
 use store_api_cassette::{
     Cassette, HttpRequest, RecordOptions, RecordedBody, Recorder, Replay, ReplayError, Replayer,
@@ -137,7 +138,10 @@ async fn session(
         "catalog",
         format!(
             "{:?}",
-            client.catalog().list(&CatalogQuery::new().limit(3)).await
+            client
+                .catalog()
+                .list(&ListCatalogProductsQuery::new().limit(3))
+                .await
         ),
     );
     note(
@@ -153,7 +157,10 @@ async fn session(
         "products",
         format!(
             "{:?}",
-            client.products().list(&ProductQuery::new().limit(2)).await
+            client
+                .products()
+                .list(&ListProductsQuery::new().limit(2))
+                .await
         ),
     );
     note(
@@ -170,7 +177,10 @@ async fn session(
     );
     note(
         "artworks",
-        format!("{:?}", client.artworks().list(&ArtworkQuery::new()).await),
+        format!(
+            "{:?}",
+            client.artworks().list(&ListArtworksQuery::new()).await
+        ),
     );
     breathe(emu);
     let first = client
@@ -228,7 +238,7 @@ async fn session(
     );
     note(
         "orders",
-        format!("{:?}", client.orders().list(&OrderQuery::new()).await),
+        format!("{:?}", client.orders().list(&ListOrdersQuery::new()).await),
     );
     breathe(emu);
     // Past the burst of ten: 429, not retried by this client.

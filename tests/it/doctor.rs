@@ -1,13 +1,15 @@
-//! Issue 24: `store_api::doctor` against the emulator. Every probed assumption holds; an emulator made to
-//! deviate on one assumption is reported as differing on exactly that one; only `GET`s are sent (the
-//! emulator's request log says so); the report is pinned by a snapshot of `store-api doctor` (the CLI's
-//! tests).
+//! Issue 24: the live probe (`store_api_conformance::probe`, once `store_api::doctor`) against the
+//! emulator. Every probed assumption holds; an emulator made to deviate on one assumption is reported
+//! as differing on exactly that one; only `GET`s are sent (the emulator's request log says so); the
+//! report is pinned by a snapshot of `store-api doctor` (the CLI's tests).
 
-use store_api::doctor::{DoctorOptions, Report, Verdict, diagnose};
+use store_api::ApiKey;
+use store_api::hook::Method;
 use store_api::model::{Product, ProductStatus};
+use store_api_conformance::{Evidence, ProbeOptions, Report, Verdict, probe};
 use store_api_fixtures::{Deviation, Emulator, Fault, FaultKind};
 use store_api_tests::hostile::Hostile;
-use store_api_tests::{ALPHA, builder_at, key_of, tee_order};
+use store_api_tests::{ALPHA, builder_at, client_of, key_of, tee_order};
 
 /// The assumptions the probe observes (every other one is reported as not checked).
 const PROBED: &[&str] = &[
@@ -44,16 +46,28 @@ async fn emulator(rate_limit: bool, deviation: Option<Deviation>) -> Emulator {
     emu
 }
 
-/// [`emulator`] and the doctor's report on it (with `options`).
+/// [`emulator`] and the probe's report on it (with `options`).
 async fn diagnosed(
     rate_limit: bool,
     deviation: Option<Deviation>,
-    options: DoctorOptions,
+    options: ProbeOptions,
 ) -> (Emulator, Report) {
     let emu = emulator(rate_limit, deviation).await;
-    let client = emu.client(ALPHA).unwrap();
-    let report = diagnose(&client, &options).await;
+    let client = client_of(&emu, ALPHA);
+    let report = probe(&client, &options).await;
     (emu, report)
+}
+
+/// The requests the probe sent, and its budget.
+fn requests(report: &Report) -> (u32, u32) {
+    match &report.evidence {
+        Evidence::Probe {
+            requests,
+            max_requests,
+            ..
+        } => (*requests, *max_requests),
+        other => panic!("not a probe's report: {other:?}"),
+    }
 }
 
 fn verdicts(report: &Report) -> Vec<(&str, &Verdict)> {
@@ -76,7 +90,7 @@ fn held_or_not(report: &Report) -> Vec<&str> {
 
 #[tokio::test]
 async fn against_the_emulator_every_probed_fact_holds_and_only_gets_are_sent() {
-    let (emu, report) = diagnosed(false, None, DoctorOptions::default()).await;
+    let (emu, report) = diagnosed(false, None, ProbeOptions::default()).await;
 
     assert_eq!(report.differing().count(), 0, "{report}");
     for finding in &report.stated {
@@ -97,9 +111,10 @@ async fn against_the_emulator_every_probed_fact_holds_and_only_gets_are_sent() {
         "{report}"
     );
 
+    let (sent, max) = requests(&report);
     let requests = emu.requests(ALPHA).unwrap();
-    assert_eq!(requests.len(), report.requests as usize, "{requests:?}");
-    assert!(report.requests <= report.max_requests);
+    assert_eq!(requests.len(), sent as usize, "{requests:?}");
+    assert!(sent <= max);
     assert!(
         requests.iter().all(|request| request.method == "GET"),
         "{requests:?}"
@@ -109,7 +124,7 @@ async fn against_the_emulator_every_probed_fact_holds_and_only_gets_are_sent() {
 #[tokio::test]
 async fn with_the_real_rate_limit_the_reset_header_is_read_as_seconds() {
     // The bucket drains while the probe runs, so X-RateLimit-Reset is not always 0 here.
-    let (_emu, report) = diagnosed(true, None, DoctorOptions::default()).await;
+    let (_emu, report) = diagnosed(true, None, ProbeOptions::default()).await;
     assert_eq!(report.differing().count(), 0, "{report}");
     for id in ["rate-limit-reset", "rate-limit-headers", "rate-limit-limit"] {
         assert!(held_or_not(&report).contains(&id), "{report}");
@@ -127,7 +142,7 @@ async fn each_deviation_of_the_emulator_is_reported_as_exactly_that_assumption_d
         Deviation::NormalisesAddresses,
     ];
     for deviation in Deviation::ALL {
-        let (emu, report) = diagnosed(false, Some(*deviation), DoctorOptions::default()).await;
+        let (emu, report) = diagnosed(false, Some(*deviation), ProbeOptions::default()).await;
         let differing: Vec<&str> = report.differing().map(|finding| finding.id).collect();
         if unseen.contains(deviation) {
             assert_eq!(differing, Vec::<&str>::new(), "{deviation:?}:\n{report}");
@@ -158,8 +173,8 @@ async fn each_deviation_of_the_emulator_is_reported_as_exactly_that_assumption_d
 
 #[tokio::test]
 async fn a_small_budget_is_kept_and_what_it_leaves_out_is_not_checked() {
-    let (emu, report) = diagnosed(false, None, DoctorOptions::default().max_requests(3)).await;
-    assert_eq!(report.requests, 3);
+    let (emu, report) = diagnosed(false, None, ProbeOptions::default().max_requests(3)).await;
+    assert_eq!(requests(&report).0, 3);
     assert_eq!(emu.requests(ALPHA).unwrap().len(), 3);
     assert_eq!(report.differing().count(), 0, "{report}");
     let page_past_end = report.assumption("page-past-end").unwrap();
@@ -172,9 +187,9 @@ async fn a_small_budget_is_kept_and_what_it_leaves_out_is_not_checked() {
 #[tokio::test]
 async fn no_service_is_no_answer_not_a_difference() {
     let emu = emulator(false, None).await;
-    let client = emu.client(ALPHA).unwrap();
+    let client = client_of(&emu, ALPHA);
     drop(emu);
-    let report = diagnose(&client, &DoctorOptions::default()).await;
+    let report = probe(&client, &ProbeOptions::default()).await;
     assert_eq!(report.differing().count(), 0, "{report}");
     assert!(
         verdicts(&report)
@@ -195,8 +210,8 @@ async fn a_429_is_not_a_difference_but_a_fact_not_checked() {
         .times(1),
     )
     .unwrap();
-    let client = emu.client(ALPHA).unwrap();
-    let report = diagnose(&client, &DoctorOptions::default()).await;
+    let client = client_of(&emu, ALPHA);
+    let report = probe(&client, &ProbeOptions::default()).await;
     assert_eq!(report.differing().count(), 0, "{report}");
     let status = report.stated.iter().find(|f| f.id == "status").unwrap();
     assert!(
@@ -216,7 +231,7 @@ async fn the_wrong_key_shares_no_more_than_the_brand_prefix_with_the_key() {
     let client = builder_at(&front.origin(), ALPHA, &key).build().unwrap();
     let mut wrong_keys = Vec::new();
     for _ in 0..3 {
-        let report = diagnose(&client, &DoctorOptions::default().max_requests(2)).await;
+        let report = probe(&client, &ProbeOptions::default().max_requests(2)).await;
         let unauthorized = report.stated.iter().find(|f| f.id == "unauthorized");
         assert!(
             unauthorized.is_some_and(|f| matches!(f.verdict, Verdict::Held { .. })),
@@ -257,4 +272,56 @@ async fn the_wrong_key_shares_no_more_than_the_brand_prefix_with_the_key() {
         wrong_keys[0] != wrong_keys[1] || wrong_keys[1] != wrong_keys[2],
         "a new wrong key each run"
     );
+}
+
+// Issue 36, point 3: what the probe needs of the client is public, documented options of the escape
+// hatch. `single_attempt` sends once whatever the retry policy (a 5xx is the answer, not replayed);
+// `api_key` sends another key for that request alone (the handle keeps the client's).
+#[tokio::test]
+async fn the_escape_hatch_sends_a_single_attempt_and_another_key_when_asked() {
+    let emu = emulator(false, None).await;
+    let key = key_of(&emu, ALPHA);
+    // A front that records every request it forwards (faulted ones too).
+    let front = Hostile::forwarding(emu.origin()).await;
+    let client = builder_at(&front.origin(), ALPHA, &key).build().unwrap();
+    let failing = || {
+        Fault::new(FaultKind::Status { status: 503 })
+            .operation("get_status")
+            .times(1)
+    };
+
+    emu.inject_fault(failing()).unwrap();
+    let once = client
+        .request(Method::GET, "/status")
+        .single_attempt()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(once.status(), 503);
+    assert_eq!(front.seen().len(), 1);
+
+    // The client's retry policy replays the same 503 otherwise.
+    emu.inject_fault(failing()).unwrap();
+    let retried = client.request(Method::GET, "/status").send().await.unwrap();
+    assert_eq!(retried.status(), 200);
+    assert_eq!(front.seen().len(), 3);
+
+    let other = "csk_00000000000000000000000000000000";
+    let refused = client
+        .request(Method::GET, "/status")
+        .api_key(ApiKey::new(other))
+        .single_attempt()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let status = client.request(Method::GET, "/status").send().await.unwrap();
+    assert_eq!(status.status(), 200);
+    let keys: Vec<String> = front
+        .seen()
+        .iter()
+        .filter_map(|seen| Some(seen.headers.get("x-api-key")?.to_str().ok()?.to_owned()))
+        .collect();
+    assert_eq!(keys[3..], [other, key.as_str()]);
+    assert_eq!(client.key_handle().current().expose_secret(), key);
 }

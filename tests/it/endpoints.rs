@@ -11,7 +11,7 @@ use store_api::model::{
     DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus, SortDirection,
 };
 use store_api::{
-    ArtworkQuery, ArtworkSort, CatalogQuery, Error, OrderQuery, Page, ProductQuery, ProductSort,
+    Error, ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery, ListProductsQuery, Page,
     Submitted, new_external_order_id,
 };
 use store_api_fixtures::AppAction;
@@ -57,7 +57,7 @@ async fn status_reports_the_version_and_the_store() {
 async fn catalog_lists_filter_by_type_and_method_and_sort() {
     let emu = emulator().await;
     let alpha = client(&emu, ALPHA);
-    let by_name = CatalogQuery::new().sort_by(ProductSort::Name, SortDirection::Asc);
+    let by_name = ListCatalogProductsQuery::new().sort_name(SortDirection::Asc);
 
     let all = alpha.catalog().list(&by_name).await.unwrap();
     assert_eq!(
@@ -102,7 +102,7 @@ async fn catalog_lists_filter_by_type_and_method_and_sort() {
 
     let newest_first = alpha
         .catalog()
-        .list(&CatalogQuery::new().limit(3).page(2))
+        .list(&ListCatalogProductsQuery::new().limit(3).page(2))
         .await
         .unwrap();
     assert_eq!(
@@ -116,7 +116,7 @@ async fn catalog_lists_filter_by_type_and_method_and_sort() {
 
     let beta = client(&emu, BETA)
         .catalog()
-        .collect_all(&CatalogQuery::new())
+        .collect_all(&ListCatalogProductsQuery::new())
         .await
         .unwrap();
     assert_eq!(beta.len(), 10);
@@ -159,7 +159,7 @@ async fn catalog_get_returns_a_blank_and_hides_private_ones() {
 async fn products_list_by_status_and_get_one() {
     let emu = emulator().await;
     let alpha = client(&emu, ALPHA);
-    let by_name = ProductQuery::new().sort_by(ProductSort::Name, SortDirection::Asc);
+    let by_name = ListProductsQuery::new().sort_name(SortDirection::Asc);
 
     let all = alpha.products().list(&by_name).await.unwrap();
     assert_eq!(
@@ -231,7 +231,7 @@ async fn artworks_create_list_and_get() {
     assert_eq!(fetched, first);
     let listed = alpha
         .artworks()
-        .list(&ArtworkQuery::new().sort_by(ArtworkSort::Name, SortDirection::Asc))
+        .list(&ListArtworksQuery::new().sort_name(SortDirection::Asc))
         .await
         .unwrap();
     let names: Vec<_> = listed
@@ -243,7 +243,7 @@ async fn artworks_create_list_and_get() {
     assert_eq!(
         alpha
             .artworks()
-            .collect_all(&ArtworkQuery::new())
+            .collect_all(&ListArtworksQuery::new())
             .await
             .unwrap()
             .len(),
@@ -383,10 +383,10 @@ async fn orders_submit_get_list_find_and_stream() {
     emu.app_action(ALPHA, &second.id, AppAction::MarkPaid)
         .unwrap();
 
-    let listed = alpha.orders().list(&OrderQuery::new()).await.unwrap();
+    let listed = alpha.orders().list(&ListOrdersQuery::new()).await.unwrap();
     let ids: Vec<_> = listed.items.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, [second.id.as_str(), order.id.as_str()], "newest first");
-    let check = |query: OrderQuery, expected: &[&str]| {
+    let check = |query: ListOrdersQuery, expected: &[&str]| {
         let alpha = alpha.clone();
         let expected: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
         async move {
@@ -396,34 +396,34 @@ async fn orders_submit_get_list_find_and_stream() {
         }
     };
     check(
-        OrderQuery::new().fulfillment_status([FulfillmentStatus::ProductionRequested]),
+        ListOrdersQuery::new().fulfillment_status([FulfillmentStatus::ProductionRequested]),
         &[&second.id],
     )
     .await;
     check(
-        OrderQuery::new().payment_status([PaymentStatus::Paid]),
+        ListOrdersQuery::new().payment_status([PaymentStatus::Paid]),
         &[&second.id],
     )
     .await;
     check(
-        OrderQuery::new().payment_status([PaymentStatus::Due]),
+        ListOrdersQuery::new().payment_status([PaymentStatus::Due]),
         &[&order.id],
     )
     .await;
     check(
-        OrderQuery::new().status([OrderStatus::Pending, OrderStatus::ProductionRequested]),
+        ListOrdersQuery::new().status([OrderStatus::Pending, OrderStatus::ProductionRequested]),
         &[&second.id, &order.id],
     )
     .await;
     check(
-        OrderQuery::new().sort_by(store_api::OrderSort::CreatedAt, SortDirection::Asc),
+        ListOrdersQuery::new().sort_created_at(SortDirection::Asc),
         &[&order.id, &second.id],
     )
     .await;
 
     let streamed: Vec<_> = alpha
         .orders()
-        .stream(&OrderQuery::new())
+        .stream(&ListOrdersQuery::new())
         .try_collect()
         .await
         .unwrap();

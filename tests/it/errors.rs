@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use store_api::model::ProductStatus;
 use store_api::validate::ViolationKind;
 use store_api::{
-    ArtworkQuery, AttemptResult, CatalogQuery, Client, Error, OrderQuery, ProductQuery, Submitted,
-    new_external_order_id,
+    AttemptResult, Client, Error, ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery,
+    ListProductsQuery, Submitted, new_external_order_id,
 };
 use store_api_fixtures::artwork::FakeResource;
 use store_api_raw::types::ErrorMessage;
@@ -366,7 +366,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
             "orders limit 101",
             alpha
                 .orders()
-                .list(&OrderQuery::new().limit(101))
+                .list(&ListOrdersQuery::new().limit(101))
                 .await
                 .map(drop),
         ),
@@ -374,7 +374,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
             "orders page 0",
             alpha
                 .orders()
-                .list(&OrderQuery::new().page(0))
+                .list(&ListOrdersQuery::new().page(0))
                 .await
                 .map(drop),
         ),
@@ -382,7 +382,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
             "catalog limit 101",
             alpha
                 .catalog()
-                .list(&CatalogQuery::new().limit(101))
+                .list(&ListCatalogProductsQuery::new().limit(101))
                 .await
                 .map(drop),
         ),
@@ -390,7 +390,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
             "products limit 0",
             alpha
                 .products()
-                .list(&ProductQuery::new().limit(0))
+                .list(&ListProductsQuery::new().limit(0))
                 .await
                 .map(drop),
         ),
@@ -398,7 +398,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
             "artworks limit 101",
             alpha
                 .artworks()
-                .list(&ArtworkQuery::new().limit(101))
+                .list(&ListArtworksQuery::new().limit(101))
                 .await
                 .map(drop),
         ),
@@ -406,7 +406,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
             "comma in an external id filter",
             alpha
                 .orders()
-                .list(&OrderQuery::new().external_order_id("a,b"))
+                .list(&ListOrdersQuery::new().external_order_id(["a,b"]))
                 .await
                 .map(drop),
         ),
@@ -442,7 +442,7 @@ async fn out_of_range_arguments_are_refused_before_sending() {
     let full = alpha
         .products()
         .list(
-            &ProductQuery::new()
+            &ListProductsQuery::new()
                 .limit(100)
                 .status([ProductStatus::Active]),
         )

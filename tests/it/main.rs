@@ -9,6 +9,8 @@ mod cassettes;
 mod compare;
 // Issue 24: store-api doctor against the emulator and against emulators that deviate from the spec.
 mod doctor;
+// The client's pre-flight check and the emulator agree on random orders (a differential proptest).
+mod differential;
 // The emulator's faults on demand against the real client.
 mod emulator_faults;
 // Every endpoint end to end, typed results snapshotted.
@@ -17,6 +19,8 @@ mod endpoints;
 mod errors;
 // Exactly-once submission through a fault-injecting proxy.
 mod exactly_once;
+// Issue 39: the decisions of a submission no other test checked, each found by cargo-mutants.
+mod submit_outcomes;
 // Issue 22: redirects, firewall pages, forged successes and endless bodies over real HTTP.
 mod hostile_network;
 // Issue 35: hostile requests recorded over real HTTP; no name, email, phone or key in any file written.

@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use futures::{StreamExt as _, stream};
-use store_api::doctor::{DoctorOptions, Report, diagnose};
 use store_api::hook::{HeaderMap, HeaderValue, Method, RequestHook, TryInfo, TryOutcome};
 use store_api::{
     Client, ClientBuilder, Error, KeyHandle, Limiter, LimiterFuture, RateLimiter, RetryPolicy,
     Submission,
 };
+use store_api_conformance::{ProbeOptions, Report, probe};
 use store_api_tests::hostile::{Hostile, Seen, Upstream, answer};
 use store_api_tests::{ALPHA, emulator, key_of, relaxed_limiter, tee_submission};
 
@@ -30,7 +30,8 @@ enum Caller {
     Typed,
     /// `Orders::submit` (its pre-flight reads, its POST, its lookups).
     Submit,
-    /// `doctor::diagnose`, limited to its first probe (`GET /status`).
+    /// `store_api_conformance::probe` (`store-api doctor`, once `store_api::doctor`), limited to its
+    /// first probe (`GET /status`): the escape hatch, a single attempt.
     Doctor,
     /// The escape hatch, `Client::request(GET, "/status")`.
     EscapeHatch,
@@ -92,7 +93,7 @@ async fn drive(client: &Client, caller: Caller, external_id: &str) -> Got {
             client.orders().submit(&tee_submission(external_id)).await,
         )),
         Caller::Doctor => {
-            Got::Doctor(diagnose(client, &DoctorOptions::default().max_requests(1)).await)
+            Got::Doctor(probe(client, &ProbeOptions::default().max_requests(1)).await)
         }
         Caller::EscapeHatch => Got::EscapeHatch(
             client

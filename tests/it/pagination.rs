@@ -7,8 +7,8 @@ use std::pin::pin;
 use futures::{StreamExt, TryStreamExt};
 use store_api::model::Order;
 use store_api::{
-    ArtworkQuery, CatalogQuery, Client, Collection, Listed, OrderQuery, ProductQuery,
-    new_external_order_id,
+    Client, Collection, ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery,
+    ListProductsQuery, Listed, new_external_order_id,
 };
 use store_api_fixtures::artwork::FakeResource;
 use store_api_tests::{ALPHA, PNG_1X1, client, emulator, tee_order};
@@ -45,7 +45,7 @@ async fn streaming_yields_every_order_once() {
 
     let streamed: Vec<Order> = alpha
         .orders()
-        .stream(&OrderQuery::new())
+        .stream(&ListOrdersQuery::new())
         .try_collect()
         .await
         .unwrap();
@@ -56,7 +56,7 @@ async fn streaming_yields_every_order_once() {
 
     let pages: Vec<_> = alpha
         .orders()
-        .pages(&OrderQuery::new())
+        .pages(&ListOrdersQuery::new())
         .try_collect()
         .await
         .unwrap();
@@ -68,7 +68,7 @@ async fn streaming_yields_every_order_once() {
 
     let small_pages: Vec<Order> = alpha
         .orders()
-        .stream(&OrderQuery::new().limit(7))
+        .stream(&ListOrdersQuery::new().limit(7))
         .try_collect()
         .await
         .unwrap();
@@ -87,7 +87,7 @@ async fn orders_created_between_pages_are_not_yielded_twice() {
 
     // Orders arriving at the top of the createdAt-desc order push seen items onto later pages.
     let mut yielded = Vec::new();
-    let mut stream = pin!(alpha.orders().stream(&OrderQuery::new()));
+    let mut stream = pin!(alpha.orders().stream(&ListOrdersQuery::new()));
     while let Some(order) = stream.try_next().await.unwrap() {
         yielded.push(order.id);
         match yielded.len() {
@@ -107,7 +107,7 @@ async fn orders_created_between_pages_are_not_yielded_twice() {
     // The same walk page by page, without de-duplication, does repeat orders: the stream's work was real.
     let mut repeated = 0;
     let mut seen = HashSet::new();
-    let mut pages = pin!(alpha.orders().pages(&OrderQuery::new()));
+    let mut pages = pin!(alpha.orders().pages(&ListOrdersQuery::new()));
     while let Some(page) = pages.try_next().await.unwrap() {
         repeated += page
             .items
@@ -143,7 +143,7 @@ fn any_page_size_streams_every_order_once() {
     });
     runner
         .run(&(1u64..=100), |limit| {
-            let query = OrderQuery::new().limit(limit);
+            let query = ListOrdersQuery::new().limit(limit);
             let streamed: Vec<Order> = runtime
                 .block_on(alpha.orders().stream(&query).try_collect())
                 .unwrap();
@@ -192,8 +192,8 @@ async fn every_resource_lists_gets_streams_and_pages_the_same_way() {
     }
     create_orders(&alpha, 2).await;
 
-    every_way_agrees(alpha.catalog(), CatalogQuery::new().limit(1)).await;
-    every_way_agrees(alpha.products(), ProductQuery::new().limit(1)).await;
-    every_way_agrees(alpha.artworks(), ArtworkQuery::new().limit(1)).await;
-    every_way_agrees(alpha.orders(), OrderQuery::new().limit(1)).await;
+    every_way_agrees(alpha.catalog(), ListCatalogProductsQuery::new().limit(1)).await;
+    every_way_agrees(alpha.products(), ListProductsQuery::new().limit(1)).await;
+    every_way_agrees(alpha.artworks(), ListArtworksQuery::new().limit(1)).await;
+    every_way_agrees(alpha.orders(), ListOrdersQuery::new().limit(1)).await;
 }

@@ -1,15 +1,16 @@
-//! Issue 31: the recordings as a check of the spec. One scripted session recorded against the
-//! deterministic emulator, clean and with each deviation on (old and new): the check reports the
-//! clean cassette as held or not seen throughout, and each deviant cassette as differing in exactly
-//! the assumption its switch breaks; the same cassettes replayed against a default emulator of the
-//! same seed (`store_api_cassette::compare_refused`) differ at the exchanges the check names, and
-//! nowhere else.
+//! Issue 31: the recordings as a check of the spec (`store_api_conformance::recordings`, once
+//! `store_api_cassette::check`). One scripted session recorded against the deterministic emulator,
+//! clean and with each deviation on (old and new): the check reports the clean cassette as held or
+//! not checked throughout, and each deviant cassette as differing in exactly the assumption its
+//! switch breaks; the same cassettes replayed against a default emulator of the same seed
+//! (`store_api_cassette::compare_refused`) differ at the exchanges the check names, and nowhere else.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use store_api::{Client, RateLimiter, RetryPolicy};
-use store_api_cassette::{Outcome, RecordOptions, Verdict, check, compare_refused};
+use store_api_cassette::{Outcome, RecordOptions, compare_refused};
+use store_api_conformance::{Verdict, recordings as check};
 use store_api_fixtures::artwork::FakeResource;
 use store_api_fixtures::{Deviation, Emulator};
 use store_api_tests::recorded_session::{
@@ -54,7 +55,7 @@ async fn the_recordings_check_reports_each_deviation_as_exactly_the_assumption_i
     // The cassette holds no key.
     let emu = session_emulator(None).await;
     assert!(!clean.to_text().contains(&key_of(&emu, ALPHA)));
-    // Redacted, the same session is still all held or not seen (a state that is a placeholder is not
+    // Redacted, the same session is still all held or not checked (a state that is a placeholder is not
     // judged).
     let redacted = record_session_with(None, RecordOptions::default()).await;
     let report = check(&redacted);
@@ -82,7 +83,7 @@ async fn the_recordings_check_reports_each_deviation_as_exactly_the_assumption_i
 // Under the service's real rate limit (buckets that drain and refill on the real clock), the reset and
 // remaining headers vary from answer to answer: the check still finds nothing differing.
 #[tokio::test]
-async fn a_session_under_the_real_rate_limit_is_held_or_not_seen() {
+async fn a_session_under_the_real_rate_limit_is_held_or_not_checked() {
     let emu = Emulator::builder()
         .rate_limit(true)
         .network_downloads(false)
@@ -101,7 +102,8 @@ async fn a_session_under_the_real_rate_limit_is_held_or_not_seen() {
     .await;
     let report = check(&cassette);
     assert_eq!(report.differing().count(), 0, "{report}");
-    let Some(Verdict::Held { seen }) = report.assumption("rate-limit-reset").map(|f| &f.verdict)
+    let Some(Verdict::Held { seen: Some(seen) }) =
+        report.assumption("rate-limit-reset").map(|f| &f.verdict)
     else {
         panic!("{report}");
     };
@@ -169,12 +171,16 @@ async fn each_deviant_recording_differs_from_the_default_emulator_where_the_chec
             continue;
         };
         let report = check(&cassette);
-        let Some(Verdict::Differs { exchange, .. }) = report
+        let Some(Verdict::Differs {
+            exchange: Some(shown),
+            ..
+        }) = report
             .assumption(deviation.assumption())
             .map(|f| &f.verdict)
         else {
             panic!("{deviation:?}:\n{report}");
         };
+        let exchange = &shown.index;
         if deviation == Deviation::NormalisesAddresses {
             // A comparison judges the shape of answers, not the values the service chose: an address
             // answered normalised has the shape of one answered as sent. The check sees it (above).

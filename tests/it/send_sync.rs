@@ -5,7 +5,7 @@ use std::future::Future;
 
 use futures::Stream;
 use store_api::model::Order;
-use store_api::{Client, Error, OrderQuery, Page, Submission};
+use store_api::{Client, Error, ListOrdersQuery, Page, Submission};
 
 fn send_sync<T: Send + Sync>() {}
 fn send_future<F: Future + Send>(_: &F) {}
@@ -24,8 +24,8 @@ fn client_errors_and_pages_are_send_and_sync() {
 fn the_calls_futures_and_streams_are_send(client: &Client, order: &store_api::IdentifiedOrder) {
     send_future(&client.status());
     send_future(&client.orders().submit(order));
-    send_future(&client.orders().list(&OrderQuery::new()));
+    send_future(&client.orders().list(&ListOrdersQuery::new()));
     send_future(&client.catalog().get("cp_bc3001"));
-    send_stream(&client.orders().stream(&OrderQuery::new()));
-    send_stream(&client.orders().pages(&OrderQuery::new()));
+    send_stream(&client.orders().stream(&ListOrdersQuery::new()));
+    send_stream(&client.orders().pages(&ListOrdersQuery::new()));
 }

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use store_api::doctor::{DoctorOptions, diagnose};
 use store_api::{ClientBuilder, Error, MAX_DURATION_SETTING, RateLimiter, RetryPolicy, Submitted};
+use store_api_conformance::{Evidence, ProbeOptions, probe};
 use store_api_fixtures::{Emulator, Fault, FaultKind};
 use store_api_tests::hostile::{Hostile, Seen};
 use store_api_tests::{ALPHA, builder_at, emulator, fast_retry, key_of, submit_tee};
@@ -48,8 +48,11 @@ async fn a_timeout_of_duration_max_means_no_limit_and_panics_nowhere() {
         matches!(submission.submitted, Submitted::AlreadyExisted(_)),
         "{submission:?}"
     );
-    let report = diagnose(&client, &DoctorOptions::default().max_requests(3)).await;
-    assert_eq!(report.requests, 3, "{report}");
+    let report = probe(&client, &ProbeOptions::default().max_requests(3)).await;
+    assert!(
+        matches!(report.evidence, Evidence::Probe { requests: 3, .. }),
+        "{report}"
+    );
     assert_eq!(report.differing().count(), 0, "{report}");
 }
 

@@ -269,8 +269,7 @@ async fn follow_up_refuses_an_event_of_another_store() {
     let alpha = emu.store("store_alpha").unwrap();
     let client = client(&emu, "store_alpha", &alpha.api_key);
     let placed = client.orders().create(&order()).await.unwrap();
-    let foreign =
-        store_api_webhooks::Event::new("evt_1", "store_beta", Topic::OrdersUpdate, &placed.id);
+    let foreign = store_api_webhooks::Event::new("store_beta", Topic::OrdersUpdate, &placed.id);
     let result = follow_up(&client, &foreign).await;
     assert!(
         matches!(result, Err(store_api::Error::InvalidArgument { .. })),

@@ -120,6 +120,24 @@ pub fn client(emu: &Emulator, store_id: &str) -> Client {
         .expect("valid settings")
 }
 
+/// A client of `store_id` on `emu` with the client's own settings (retries, timeout), the store's
+/// current key and, when the emulator's rate limit is off, a [`relaxed_limiter`] (with it on, the
+/// service's limit, as the client keeps by default). The emulator does not build clients (it does not
+/// depend on `store-api`): every test that wants one from an emulator takes it here, or from
+/// [`client`] with test settings.
+pub fn client_of(emu: &Emulator, store_id: &str) -> Client {
+    let mut builder = Client::builder()
+        .base_url(emu.base_url())
+        .store_id(store_id)
+        .api_key(key_of(emu, store_id))
+        // The emulator speaks plain HTTP, also when bound beyond loopback (`allow_remote`).
+        .allow_insecure_http(true);
+    if !emu.rate_limited() {
+        builder = builder.in_process_limiter(relaxed_limiter());
+    }
+    builder.build().expect("valid settings")
+}
+
 /// A shipping address in Austin, TX.
 pub fn shipping_address() -> serde_json::Value {
     json!({

@@ -5,8 +5,8 @@
 //! declared field, an invalid body with a reused `externalOrderId`, an empty id beside a valid sku,
 //! each field rule the spec assumes), a body over 1 MiB, and reads of what was created.
 //!
-//! [`record_session`] is what the recordings check (`store_api_cassette::check`) and the emulator
-//! comparison (`store_api_cassette::compare`) are tested with.
+//! [`record_session`] is what the recordings check (`store_api_conformance::recordings`) and the
+//! emulator comparison (`store_api_cassette::compare`) are tested with.
 
 use std::sync::Arc;
 

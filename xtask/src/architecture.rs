@@ -8,17 +8,39 @@
 //!   `| crate | its normal dependencies among the workspace's crates |`) names exactly what
 //!   `cargo metadata` says, optional dependencies included, for every package of the workspace;
 //! - the emulator's code map names exactly the imports between the files of `server/` (its lines that
-//!   start with `server/` and the indented lines under them: `a → b, c` reads "a imports b and c").
+//!   start with `server/` and the indented lines under them: `a → b, c` reads "a imports b and c");
+//! - no package of the workspace has a build script: generation happens in `cargo xtask codegen` alone;
+//! - a dependency one package owns ([`OWNED_DEPENDENCIES`]: the code generators are `xtask`'s, `redis`
+//!   is `store-api-redis`'s) is a dependency of no other package, whatever its kind;
+//! - outside the generated files and the tests, no string literal of a published crate but the emulator
+//!   ([`ROUTE_SERVER`]) is a path naming a resource of the spec (`/orders`, `/catalog-products/…`):
+//!   routes come from the generated request builders and the generated contract.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
 /// The packages whose `lib.rs` and every `mod.rs` must only declare modules and re-export.
 pub const THIN_PACKAGES: &[&str] = &["store-api-fixtures"];
 
 /// The document checked, relative to the workspace root.
 pub const DOCUMENT: &str = "docs/ARCHITECTURE.md";
+
+/// A dependency only one package may have, of any kind: `(dependency, owner, whether packages that are
+/// not published may have it too)`. The code generators are `xtask`'s (users of the raw crate never
+/// build them); `redis` is `store-api-redis`'s (the other crates keep the traits and the in-process
+/// defaults; the workspace's tests hold the real scripts to their model).
+pub const OWNED_DEPENDENCIES: &[(&str, &str, bool)] = &[
+    ("progenitor", "xtask", false),
+    ("openapiv3", "xtask", false),
+    ("redis", "store-api-redis", true),
+];
+
+/// The published package whose sources may write the spec's paths: the emulator, which serves them
+/// (from the generated operations table) and has a control plane of its own beside them.
+pub const ROUTE_SERVER: &str = "store-api-fixtures";
 
 /// The header of the dependency table.
 const TABLE_HEADER: &str = "| crate | its normal dependencies among the workspace's crates |";
@@ -90,11 +112,21 @@ pub fn check(root: &Path) -> Result<String, ArchitectureError> {
     drift.extend(dependency_drift(&document, &packages));
     let server = server_imports(root)?;
     drift.extend(code_map_drift(&document, &server));
+    drift.extend(build_script_drift(&packages));
+    drift.extend(owned_dependency_drift(&packages));
+    let spec_path = root.join(crate::generator::SPEC_PATH);
+    let spec = std::fs::read_to_string(&spec_path)
+        .map_err(|e| ArchitectureError::Io(spec_path.clone(), e))?;
+    let segments = resource_segments(&spec).map_err(ArchitectureError::Imports)?;
+    let (scanned, routes) = route_drift(root, &packages, &segments)?;
+    drift.extend(routes);
     if drift.is_empty() {
         Ok(format!(
-            "{DOCUMENT}: {thin} thin lib.rs/mod.rs files, the dependency table of {} packages, the {} imports of the emulator's server/: as the code",
+            "{DOCUMENT}: {thin} thin lib.rs/mod.rs files, the dependency table of {} packages, the {} imports of the emulator's server/, no build script, {} owned dependencies, no path of the spec's {} resources written by hand in {scanned} files: as the code",
             packages.len(),
-            server.len()
+            server.len(),
+            OWNED_DEPENDENCIES.len(),
+            segments.len()
         ))
     } else {
         Err(ArchitectureError::Drift(drift))
@@ -110,6 +142,12 @@ pub struct Package {
     pub dir: PathBuf,
     /// Its normal dependencies (optional ones included) that are packages of the workspace.
     pub workspace_deps: BTreeSet<String>,
+    /// Every dependency it declares, of any kind (normal, build, dev), by name.
+    pub dependencies: BTreeSet<String>,
+    /// Whether it may be published (no `publish = false`).
+    pub published: bool,
+    /// Whether it has a build script (`build.rs`).
+    pub build_script: bool,
 }
 
 /// Every package of the workspace at `root`, from `cargo metadata`.
@@ -139,6 +177,20 @@ pub fn workspace_packages(root: &Path) -> Result<Vec<Package>, ArchitectureError
             .filter(|d| names.contains(*d))
             .map(str::to_owned)
             .collect();
+        let dependencies = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["name"].as_str())
+            .map(str::to_owned)
+            .collect();
+        let build_script = package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["kind"].as_array())
+            .flatten()
+            .any(|kind| kind.as_str() == Some("custom-build"));
         packages.push(Package {
             name: name.to_owned(),
             dir: Path::new(manifest)
@@ -146,6 +198,12 @@ pub fn workspace_packages(root: &Path) -> Result<Vec<Package>, ArchitectureError
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
             workspace_deps,
+            dependencies,
+            // `publish` is null when the package may go to any registry, `[]` for `publish = false`.
+            published: !package["publish"]
+                .as_array()
+                .is_some_and(|registries| registries.is_empty()),
+            build_script,
         });
     }
     packages.sort_by(|a, b| a.name.cmp(&b.name));
@@ -240,6 +298,268 @@ pub fn code_map_drift(document: &str, imports: &BTreeSet<(String, String)>) -> V
         ));
     }
     drift
+}
+
+/// The packages with a build script, one line each.
+pub fn build_script_drift(packages: &[Package]) -> Vec<String> {
+    packages
+        .iter()
+        .filter(|p| p.build_script)
+        .map(|p| {
+            format!(
+                "`{}` has a build script: code is generated by `cargo xtask codegen` alone, and checked in",
+                p.name
+            )
+        })
+        .collect()
+}
+
+/// The packages that depend on a dependency another package owns ([`OWNED_DEPENDENCIES`]), one line
+/// each.
+pub fn owned_dependency_drift(packages: &[Package]) -> Vec<String> {
+    let mut drift = Vec::new();
+    for &(dependency, owner, unpublished_too) in OWNED_DEPENDENCIES {
+        for package in packages.iter().filter(|p| {
+            p.name != owner
+                && (p.published || !unpublished_too)
+                && p.dependencies.contains(dependency)
+        }) {
+            let who = if unpublished_too {
+                format!("of the published crates, only `{owner}`")
+            } else {
+                format!("only `{owner}`")
+            };
+            drift.push(format!(
+                "`{}` depends on `{dependency}`: {who} may",
+                package.name
+            ));
+        }
+    }
+    drift
+}
+
+/// The literal segments of the spec's paths after the store's part (`orders`, `catalog-products`,
+/// `status`, …): every segment after a path's first parameter that is not a parameter itself.
+pub fn resource_segments(spec: &str) -> Result<BTreeSet<String>, String> {
+    let value: serde_norway::Value = serde_norway::from_str(spec)
+        .map_err(|e| format!("{}: {e}", crate::generator::SPEC_PATH))?;
+    let paths = value
+        .get("paths")
+        .and_then(serde_norway::Value::as_mapping)
+        .ok_or_else(|| format!("{}: no `paths`", crate::generator::SPEC_PATH))?;
+    let mut segments = BTreeSet::new();
+    for path in paths.keys().filter_map(serde_norway::Value::as_str) {
+        segments.extend(
+            path.split('/')
+                .skip_while(|s| !s.starts_with('{'))
+                .filter(|s| !s.is_empty() && !s.starts_with('{'))
+                .map(str::to_owned),
+        );
+    }
+    Ok(segments)
+}
+
+/// Whether `text` (a string literal's value) is a path naming a resource of the spec: `/segment`
+/// followed by its end, `/`, `?` or `#`. Text with whitespace is prose (`GET /status answers`), not
+/// a path.
+pub fn names_a_resource(text: &str, segments: &BTreeSet<String>) -> bool {
+    if text.chars().any(char::is_whitespace) {
+        return false;
+    }
+    segments.iter().any(|segment| {
+        let needle = format!("/{segment}");
+        text.match_indices(&needle).any(|(at, _)| {
+            text[at + needle.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| matches!(c, '/' | '?' | '#'))
+        })
+    })
+}
+
+/// What [`literals`] finds in a file.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Literals {
+    /// The string literals outside tests and attributes, with their lines.
+    pub strings: Vec<(usize, String)>,
+    /// The modules declared test-only without a body (`#[cfg(test)] mod tests;`): their files are
+    /// tests too.
+    pub test_modules: Vec<String>,
+}
+
+/// The string literals of `source` (in code and in macros' arguments) outside its tests (an item
+/// under `#[cfg(test)]`, `#[test]` or `#[tokio::test]`) and outside attributes (doc comments
+/// included).
+pub fn literals(source: &str) -> Result<Literals, String> {
+    let tokens: TokenStream = source
+        .parse()
+        .map_err(|e: proc_macro2::LexError| e.to_string())?;
+    let mut found = Literals::default();
+    scan_literals(tokens, &mut found);
+    Ok(found)
+}
+
+fn scan_literals(tokens: TokenStream, found: &mut Literals) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut i = 0;
+    let mut test_item = false;
+    while i < tokens.len() {
+        // An attribute, `#[…]` or `#![…]`: skipped, and remembered when it makes the item a test.
+        if let TokenTree::Punct(hash) = &tokens[i]
+            && hash.as_char() == '#'
+        {
+            let inner =
+                matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!');
+            let at = i + 1 + usize::from(inner);
+            if let Some(TokenTree::Group(group)) = tokens.get(at)
+                && group.delimiter() == Delimiter::Bracket
+            {
+                test_item |= !inner && is_test_attribute(&group.stream());
+                i = at + 1;
+                continue;
+            }
+        }
+        if test_item {
+            // The test item, up to its `;` or its `{…}` body.
+            let start = i;
+            while let Some(token) = tokens.get(i) {
+                i += 1;
+                match token {
+                    TokenTree::Punct(p) if p.as_char() == ';' => break,
+                    TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => break,
+                    _ => {}
+                }
+            }
+            if let [
+                ..,
+                TokenTree::Ident(keyword),
+                TokenTree::Ident(name),
+                TokenTree::Punct(end),
+            ] = &tokens[start..i]
+                && keyword == "mod"
+                && end.as_char() == ';'
+            {
+                found.test_modules.push(name.to_string());
+            }
+            test_item = false;
+            continue;
+        }
+        match &tokens[i] {
+            TokenTree::Literal(literal) => {
+                if let syn::Lit::Str(text) = syn::Lit::new(literal.clone()) {
+                    found
+                        .strings
+                        .push((literal.span().start().line, text.value()));
+                }
+            }
+            TokenTree::Group(group) => scan_literals(group.stream(), found),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// `test`, `cfg(test)`, `cfg(all(test, …))`, `tokio::test(…)`.
+fn is_test_attribute(tokens: &TokenStream) -> bool {
+    let text: String = tokens
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    text == "test"
+        || text == "cfg(test)"
+        || text.starts_with("cfg(all(test,")
+        || text.starts_with("tokio::test")
+}
+
+/// The paths naming a resource of the spec written in the sources (`src/`, outside tests and the
+/// generated files) of every published package but [`ROUTE_SERVER`]: how many files were read, and
+/// one line per such literal.
+fn route_drift(
+    root: &Path,
+    packages: &[Package],
+    segments: &BTreeSet<String>,
+) -> Result<(usize, Vec<String>), ArchitectureError> {
+    let mut scanned = 0;
+    let mut drift = Vec::new();
+    for package in packages
+        .iter()
+        .filter(|p| p.published && p.name != ROUTE_SERVER)
+    {
+        let mut files = Vec::new();
+        rust_files(&package.dir.join("src"), &mut files)?;
+        let mut read = BTreeMap::new();
+        let mut tests = BTreeSet::new();
+        for file in files {
+            let source = std::fs::read_to_string(&file)
+                .map_err(|e| ArchitectureError::Io(file.clone(), e))?;
+            if source.starts_with("// @generated") {
+                continue;
+            }
+            let shown = file
+                .strip_prefix(root)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            let found = literals(&source)
+                .map_err(|e| ArchitectureError::Imports(format!("{shown}: {e}")))?;
+            let children = module_dir(&file);
+            tests.extend(found.test_modules.iter().map(|m| children.join(m)));
+            read.insert(file, (shown, found.strings));
+        }
+        for (file, (shown, strings)) in read {
+            let mut module = file.with_extension("");
+            if module.ends_with("mod") {
+                module.pop();
+            }
+            if tests.iter().any(|test| module.starts_with(test)) {
+                continue;
+            }
+            scanned += 1;
+            for (line, text) in strings
+                .iter()
+                .filter(|(_, text)| names_a_resource(text, segments))
+            {
+                drift.push(format!(
+                    "{shown}:{line} writes the path {text:?} by hand: build it with `store_api_raw::requests`, or read the route from `store_api_raw::contract`"
+                ));
+            }
+        }
+    }
+    Ok((scanned, drift))
+}
+
+/// The folder of the files of `file`'s child modules (`a/` for `a.rs`, the file's own folder for
+/// `lib.rs`, `main.rs` and `mod.rs`).
+fn module_dir(file: &Path) -> PathBuf {
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    match file.file_stem().and_then(|s| s.to_str()) {
+        Some("lib" | "main" | "mod") | None => dir,
+        Some(stem) => dir.join(stem),
+    }
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ArchitectureError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| ArchitectureError::Io(dir.to_path_buf(), e))?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        paths.push(
+            entry
+                .map_err(|e| ArchitectureError::Io(dir.to_path_buf(), e))?
+                .path(),
+        );
+    }
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// `src/lib.rs` and every `mod.rs` under `src`.
@@ -419,6 +739,9 @@ mod tests {
             name: name.into(),
             dir: PathBuf::new(),
             workspace_deps: deps.iter().map(|d| (*d).to_owned()).collect(),
+            dependencies: deps.iter().map(|d| (*d).to_owned()).collect(),
+            published: true,
+            build_script: false,
         }
     }
 
@@ -444,5 +767,100 @@ mod tests {
             dependency_drift(&document, &packages[..2]),
             ["the dependency table has a row for `c`, not a package"]
         );
+    }
+
+    #[test]
+    fn a_build_script_anywhere_is_named() {
+        let mut with = package("b", &[]);
+        with.build_script = true;
+        assert_eq!(
+            build_script_drift(&[package("a", &[]), with]),
+            [
+                "`b` has a build script: code is generated by `cargo xtask codegen` alone, and checked in"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_owned_dependency_is_its_owners_alone() {
+        let mut tests = package("tests", &["progenitor-client", "redis"]);
+        tests.published = false;
+        let mut bench = package("bench", &["progenitor"]);
+        bench.published = false;
+        let packages = [
+            package("xtask", &["progenitor", "openapiv3"]),
+            package("raw", &["serde", "openapiv3"]),
+            package("store-api-redis", &["redis"]),
+            package("store-api", &["redis"]),
+            tests,
+            bench,
+        ];
+        assert_eq!(
+            owned_dependency_drift(&packages),
+            [
+                "`bench` depends on `progenitor`: only `xtask` may",
+                "`raw` depends on `openapiv3`: only `xtask` may",
+                "`store-api` depends on `redis`: of the published crates, only `store-api-redis` may",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_resources_are_the_segments_after_the_store() {
+        let spec = "paths:\n  /stores/{storeId}/status:\n    get: {}\n  /stores/{storeId}/catalog-products/{id}:\n    get: {}\n  /stores/{storeId}/orders/{orderId}/line-items:\n    get: {}\n";
+        let segments = resource_segments(spec).unwrap();
+        assert_eq!(
+            segments.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["catalog-products", "line-items", "orders", "status"]
+        );
+        for path in [
+            "/orders",
+            "{base}/orders/{id}",
+            "/store-api/2026-08/stores/s/status",
+            "/orders?limit=5",
+        ] {
+            assert!(names_a_resource(path, &segments), "{path}");
+        }
+        for text in [
+            "GET /status answers 200",
+            "/stores/",
+            "/orders-archive",
+            "orders",
+            "/products",
+        ] {
+            assert!(!names_a_resource(text, &segments), "{text}");
+        }
+    }
+
+    #[test]
+    fn literals_of_tests_and_attributes_are_not_read() {
+        let source = r#"//! Docs with "/orders".
+/// `/orders` in a doc comment.
+#[doc = "/orders"]
+pub fn path(base: &str) -> String {
+    format!("{base}/orders")
+}
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod inline {
+    const P: &str = "/orders";
+}
+#[test]
+fn t() { let _ = "/status"; }
+#[tokio::test(flavor = "current_thread")]
+async fn u() { let _ = "/status"; }
+#[cfg(not(test))]
+const Q: &str = "/artworks";
+"#;
+        let found = literals(source).unwrap();
+        assert_eq!(
+            found.strings,
+            [
+                (5, "{base}/orders".to_owned()),
+                (18, "/artworks".to_owned())
+            ]
+        );
+        assert_eq!(found.test_modules, ["tests"]);
     }
 }

@@ -6,9 +6,7 @@
 
 use std::path::Path;
 
-use progenitor::{
-    GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl, TypePatch,
-};
+use progenitor::{GenerationSettings, Generator, InterfaceStyle, TagStyle, TypeImpl, TypePatch};
 
 use crate::generator::{CodegenError, SPEC_PATH, generated_file, read};
 use crate::rules::RULES_PATH;
@@ -35,6 +33,8 @@ pub fn run(root: &Path, mode: Mode) -> Result<String, CodegenError> {
     let contract_path = root.join(crate::contract::OUTPUT_PATH);
     let contract = generate_contract(&spec_text)?;
     let rules = crate::rules::generate(&spec_text)?;
+    let requests_path = root.join(crate::requests::OUTPUT_PATH);
+    let requests = crate::requests::generate(&spec_text)?;
     match mode {
         Mode::Write => {
             std::fs::write(&output_path, &generated)
@@ -43,19 +43,24 @@ pub fn run(root: &Path, mode: Mode) -> Result<String, CodegenError> {
                 .map_err(|e| CodegenError::Io(contract_path.clone(), e))?;
             std::fs::write(&rules_path, &rules)
                 .map_err(|e| CodegenError::Io(rules_path.clone(), e))?;
+            std::fs::write(&requests_path, &requests)
+                .map_err(|e| CodegenError::Io(requests_path.clone(), e))?;
             Ok(format!(
-                "wrote {OUTPUT_PATH} ({} lines), {} and {RULES_PATH}",
+                "wrote {OUTPUT_PATH} ({} lines), {}, {RULES_PATH} and {}",
                 generated.lines().count(),
-                crate::contract::OUTPUT_PATH
+                crate::contract::OUTPUT_PATH,
+                crate::requests::OUTPUT_PATH
             ))
         }
         Mode::Check => {
             check(&generated, &read(&output_path)?, &output_path)?;
             check(&contract, &read(&contract_path)?, &contract_path)?;
             check(&rules, &read(&rules_path)?, &rules_path)?;
+            check(&requests, &read(&requests_path)?, &requests_path)?;
             Ok(format!(
-                "{OUTPUT_PATH}, {} and {RULES_PATH} are up to date with {SPEC_PATH}",
-                crate::contract::OUTPUT_PATH
+                "{OUTPUT_PATH}, {}, {RULES_PATH} and {} are up to date with {SPEC_PATH}",
+                crate::contract::OUTPUT_PATH,
+                crate::requests::OUTPUT_PATH
             ))
         }
     }
@@ -84,10 +89,9 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         serde_norway::from_str(spec_text).map_err(|e| CodegenError::Spec(e.to_string()))?;
     let mut settings = GenerationSettings::new();
     settings
+        // Only its `types` module is kept (`keep_types_only`); the interface style is irrelevant.
         .with_interface(InterfaceStyle::Positional)
         .with_tag(TagStyle::Merged)
-        .with_hooks(HooksMode::Expected)
-        .with_inner_type(tokens("crate::hooks::Hooks")?)
         .with_derive("PartialEq")
         // Deterministic key order (the list envelope's `query.filter`/`query.sort` echo) for snapshots.
         .with_map_type("::std::collections::BTreeMap");
@@ -120,7 +124,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
         .map_err(|e| CodegenError::Generate(e.to_string()))?;
     let mut file: syn::File =
         syn::parse2(tokens).map_err(|e| CodegenError::Generate(e.to_string()))?;
-    gate_client_items(&mut file);
+    keep_types_only(&mut file);
     derive_json_schema(&mut file);
     seal_types(&mut file)?;
     generated_file(&line_doc_comments(&prettyplease::unparse(&file)))
@@ -135,31 +139,12 @@ pub fn generate_contract(spec_text: &str) -> Result<String, CodegenError> {
     generated_file(&code)
 }
 
-/// Marks every top-level item but the `types` module `#[cfg(feature = "client")]`: the wire types need
-/// only serde, the client needs reqwest and progenitor-client, and a webhook receiver wants the former
-/// without the latter.
-fn gate_client_items(file: &mut syn::File) {
-    for item in &mut file.items {
-        if let syn::Item::Mod(module) = item
-            && module.ident == "types"
-        {
-            continue;
-        }
-        let attribute: syn::Attribute = syn::parse_quote!(#[cfg(feature = "client")]);
-        match item {
-            syn::Item::Use(i) => i.attrs.insert(0, attribute),
-            syn::Item::Mod(i) => i.attrs.insert(0, attribute),
-            syn::Item::Struct(i) => i.attrs.insert(0, attribute),
-            syn::Item::Impl(i) => i.attrs.insert(0, attribute),
-            syn::Item::Const(i) => i.attrs.insert(0, attribute),
-            syn::Item::Enum(i) => i.attrs.insert(0, attribute),
-            syn::Item::Fn(i) => i.attrs.insert(0, attribute),
-            syn::Item::Trait(i) => i.attrs.insert(0, attribute),
-            syn::Item::Type(i) => i.attrs.insert(0, attribute),
-            syn::Item::Static(i) => i.attrs.insert(0, attribute),
-            _ => {}
-        }
-    }
+/// Keeps the `types` module alone: progenitor's client (positional calls of up to nine arguments,
+/// hooks, its own error type) is not generated into the crate. The requests come from
+/// [`crate::requests`], whoever sends them; the wire types need only serde.
+fn keep_types_only(file: &mut syn::File) {
+    file.items
+        .retain(|item| matches!(item, syn::Item::Mod(module) if module.ident == "types"));
 }
 
 /// Gives every serde type of the `types` module `#[cfg_attr(feature = "schemars",
@@ -229,35 +214,65 @@ fn seal_types(file: &mut syn::File) -> Result<(), CodegenError> {
             continue;
         };
         strukt.attrs.push(syn::parse_quote!(#[non_exhaustive]));
-        let mut parameters: Vec<syn::FnArg> = Vec::new();
+        let mut required: Vec<syn::Field> = Vec::new();
         let mut initializers: Vec<syn::FieldValue> = Vec::new();
         for field in &fields.named {
             let name = field.ident.clone().ok_or_else(|| {
                 CodegenError::Generate(format!("{}: a named field without a name", strukt.ident))
             })?;
-            let ty = &field.ty;
             match unset_value(field)? {
                 Some(value) => initializers.push(syn::parse_quote!(#name: #value)),
                 None => {
-                    parameters.push(syn::parse_quote!(#name: #ty));
+                    let ty = &field.ty;
+                    let docs = field.attrs.iter().filter(|a| a.path().is_ident("doc"));
+                    required.push(syn::parse_quote!(#(#docs)* pub #name: #ty));
                     initializers.push(syn::parse_quote!(#name));
                 }
             }
         }
         let ident = &strukt.ident;
-        let doc = " From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.";
-        // Clippy's default `too-many-arguments-threshold`: a schema with more required fields is allowed them.
-        let allow: Option<syn::Attribute> =
-            (parameters.len() > 7).then(|| syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
-        sealed.push(syn::Item::Impl(syn::parse_quote! {
-            impl #ident {
-                #[doc = #doc]
-                #allow
-                pub fn new(#(#parameters),*) -> Self {
-                    Self { #(#initializers),* }
+        let names: Vec<&syn::Ident> = required.iter().filter_map(|f| f.ident.as_ref()).collect();
+        if required.len() <= 3 {
+            let parameters: Vec<syn::FnArg> = required
+                .iter()
+                .map(|f| {
+                    let (name, ty) = (&f.ident, &f.ty);
+                    syn::parse_quote!(#name: #ty)
+                })
+                .collect();
+            let doc = " From the required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.";
+            sealed.push(syn::Item::Impl(syn::parse_quote! {
+                impl #ident {
+                    #[doc = #doc]
+                    pub fn new(#(#parameters),*) -> Self {
+                        Self { #(#initializers),* }
+                    }
                 }
-            }
-        }));
+            }));
+        } else {
+            // More than three required fields: named, in a struct of their own, rather than a
+            // constructor of four or more positional arguments. Not `#[non_exhaustive]`: it is
+            // written as a literal, and a new required field (a breaking change of the API) breaks it.
+            let holder = syn::Ident::new(&format!("{ident}Required"), ident.span());
+            let holder_doc = format!(" The required fields of [`{ident}`], for [`{ident}::new`].");
+            sealed.push(syn::parse_quote! {
+                #[doc = #holder_doc]
+                #[derive(Clone, Debug, PartialEq)]
+                pub struct #holder {
+                    #(#required),*
+                }
+            });
+            let doc = " From its required fields; the optional ones start unset (`None`, empty, or the spec's default) and are set through their public fields.";
+            sealed.push(syn::Item::Impl(syn::parse_quote! {
+                impl #ident {
+                    #[doc = #doc]
+                    pub fn new(required: #holder) -> Self {
+                        let #holder { #(#names),* } = required;
+                        Self { #(#initializers),* }
+                    }
+                }
+            }));
+        }
     }
     items.extend(sealed);
     Ok(())
@@ -295,11 +310,6 @@ fn unset_value(field: &syn::Field) -> Result<Option<syn::Expr>, CodegenError> {
             .map_err(|e| CodegenError::Generate(format!("serde attribute: {e}")))?;
     }
     Ok(value)
-}
-
-fn tokens(text: &str) -> Result<proc_macro2::TokenStream, CodegenError> {
-    text.parse()
-        .map_err(|e| CodegenError::Generate(format!("bad token stream {text:?}: {e}")))
 }
 
 /// Rewrites prettyplease's `/** ... */` doc blocks as `///` lines.

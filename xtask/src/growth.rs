@@ -35,16 +35,51 @@ pub const CRATES: &[&str] = &[
     "store-api-redis",
     "store-api-fixtures",
     "store-api-cassette",
+    "store-api-conformance",
 ];
 
 /// Name of every value, field, topic and operation the step adds (so they are easy to spot in a diff).
 const GROWN: &str = "growth_probe";
 /// The optional property added to every object of a response or a request.
 const GROWN_FIELD: &str = "growthProbe";
-/// The endpoint added.
+/// The endpoints added: a list and a read by id of a new resource (the endpoint recipe of
+/// docs/ARCHITECTURE.md, applied by the generator alone).
 const GROWN_PATH: &str = "/stores/{storeId}/growth-probes/{growthProbeId}";
 const GROWN_OPERATION: &str = "getGrowthProbe";
 const GROWN_SCHEMA: &str = "GrowthProbe";
+const GROWN_LIST_PATH: &str = "/stores/{storeId}/growth-probes";
+const GROWN_LIST_OPERATION: &str = "listGrowthProbes";
+const GROWN_LIST_SCHEMA: &str = "GrowthProbeList";
+
+/// Written into the grown copy and compiled there: the raw layer offers the new endpoints' request
+/// builders, and the ergonomic client lists, streams and reads the new resource, with no code of
+/// its own for it.
+const OFFERED_PROBE: &str = r#"//! Written by `cargo xtask growth`: the new list-and-get pair is offered by both layers.
+#![allow(dead_code, missing_docs)]
+
+use futures::TryStreamExt;
+use store_api_raw::requests::{self, ListGrowthProbesQuery};
+use store_api_raw::types::GrowthProbe;
+
+fn raw() -> Result<(), requests::BuildError> {
+    let base = "http://127.0.0.1:9/store-api/2026-08";
+    requests::list_growth_probes(base, "store_1", &ListGrowthProbesQuery::new().limit(5))?;
+    requests::get_growth_probe(base, "store_1", "gp_1")?;
+    Ok(())
+}
+
+async fn ergonomic(client: store_api::Client) -> store_api::Result<()> {
+    let probes = client.collection::<GrowthProbe>();
+    let page = probes.list(&ListGrowthProbesQuery::new().limit(5)).await?;
+    let all: Vec<GrowthProbe> = probes.stream(&ListGrowthProbesQuery::new()).try_collect().await?;
+    let one = probes.get("gp_1").await?;
+    let _ = (page.total_items, all.len(), one.id);
+    Ok(())
+}
+
+#[test]
+fn offered() {}
+"#;
 
 /// Why the step failed.
 #[derive(Debug)]
@@ -131,6 +166,10 @@ fn run_in(root: &Path, temp: &Path) -> Result<String, GrowthError> {
     println!("regenerated the grown copy: {message}");
 
     let target = target_dir(root);
+    check_offered(&grown, &target)?;
+    println!(
+        "the grown copy offers {GROWN_LIST_OPERATION} and {GROWN_OPERATION} in store-api-raw and store-api"
+    );
     let mut reports = BTreeMap::new();
     for name in CRATES {
         let mut report = semver_check(&grown, &baseline, &target, name)?;
@@ -240,10 +279,11 @@ pub fn grow(spec_text: &str) -> Result<(String, Vec<String>), GrowthError> {
     webhooks.insert(topic.clone().into(), event);
     changes.push(format!("x-webhooks: event `{topic}`"));
 
-    // 3. An endpoint with a response type of its own.
+    // 3. A list-and-get pair of a new resource.
     add_endpoint(&mut spec)?;
     changes.push(format!(
-        "paths: `GET {GROWN_PATH}` ({GROWN_OPERATION}) answering a new schema `{GROWN_SCHEMA}`"
+        "paths: `GET {GROWN_PATH}` ({GROWN_OPERATION}) answering a new schema `{GROWN_SCHEMA}`, \
+         and `GET {GROWN_LIST_PATH}` ({GROWN_LIST_OPERATION}) answering pages of it"
     ));
 
     // 4. An optional field on every object a response (or a webhook event) carries, and on every
@@ -361,7 +401,96 @@ fn add_endpoint(spec: &mut Value) -> Result<(), GrowthError> {
     )
     .map_err(|e| GrowthError::Spec(e.to_string()))?;
     schemas.insert(GROWN_SCHEMA.into(), schema);
+    let page: Value = serde_norway::from_str(&format!(
+        "type: object\ndescription: A page of growth probes.\nproperties:\n  items:\n    type: array\n    items:\n      $ref: \"#/components/schemas/{GROWN_SCHEMA}\"\n  totalItems:\n    type: integer\n  totalPages:\n    type: integer\n  query:\n    $ref: \"#/components/schemas/ListQuery\"\n"
+    ))
+    .map_err(|e| GrowthError::Spec(e.to_string()))?;
+    schemas.insert(GROWN_LIST_SCHEMA.into(), page);
+    add_list_endpoint(spec)
+}
+
+/// Adds a list endpoint cloned from an existing list without filters (its page, size and sort
+/// parameters, headers and error responses), answering pages of the new schema.
+fn add_list_endpoint(spec: &mut Value) -> Result<(), GrowthError> {
+    let paths = spec
+        .get_mut("paths")
+        .and_then(Value::as_mapping_mut)
+        .ok_or_else(|| GrowthError::Spec("no `paths`".into()))?;
+    let mut item = paths
+        .iter()
+        .find(|(_, item)| {
+            item.get("get")
+                .and_then(|get| get.get("parameters"))
+                .and_then(Value::as_sequence)
+                .is_some_and(|parameters| {
+                    let named = |name: &str| {
+                        parameters.iter().any(|p| {
+                            p.get("name").and_then(Value::as_str) == Some(name)
+                                || p.get("$ref").and_then(Value::as_str)
+                                    == Some(&format!("#/components/parameters/{name}"))
+                        })
+                    };
+                    named("Page")
+                        && !parameters.iter().any(|p| {
+                            p.get("name")
+                                .and_then(Value::as_str)
+                                .is_some_and(|n| n.starts_with("filter["))
+                        })
+                })
+        })
+        .map(|(_, item)| item.clone())
+        .ok_or_else(|| GrowthError::Spec("no list without filters to model a list on".into()))?;
+    if let Some(mapping) = item.as_mapping_mut() {
+        mapping.retain(|key, _| key.as_str() != Some("post"));
+    }
+    let get = item
+        .get_mut("get")
+        .ok_or_else(|| GrowthError::Spec("the list template has no GET".into()))?;
+    get["operationId"] = GROWN_LIST_OPERATION.into();
+    get["summary"] = "List growth probes".into();
+    get["description"] = "An endpoint added within the version.".into();
+    let schema = get
+        .get_mut("responses")
+        .and_then(|r| r.get_mut("200"))
+        .and_then(|r| r.get_mut("content"))
+        .and_then(|c| c.get_mut("application/json"))
+        .and_then(|c| c.get_mut("schema"))
+        .ok_or_else(|| GrowthError::Spec("the list template's 200 has no JSON schema".into()))?;
+    *schema = serde_norway::from_str(&format!(
+        "$ref: \"#/components/schemas/{GROWN_LIST_SCHEMA}\""
+    ))
+    .map_err(|e| GrowthError::Spec(e.to_string()))?;
+    paths.insert(GROWN_LIST_PATH.into(), item);
     Ok(())
+}
+
+/// Compiles [`OFFERED_PROBE`] in the grown copy: the new endpoints reach the raw and the ergonomic
+/// layers from the spec and the generator alone.
+fn check_offered(grown: &Path, target: &Path) -> Result<(), GrowthError> {
+    let path = grown.join("crates/store-api/tests/growth_offered.rs");
+    std::fs::write(&path, OFFERED_PROBE).map_err(|e| GrowthError::Io(path.clone(), e))?;
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(grown)
+        .args([
+            "check",
+            "--quiet",
+            "-p",
+            "store-api",
+            "--test",
+            "growth_offered",
+        ])
+        .arg("--target-dir")
+        .arg(target.join("offered"))
+        .output()
+        .map_err(|e| GrowthError::Tool(format!("cargo check: {e}")))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(GrowthError::Spec(format!(
+            "the grown copy does not offer the new list-and-get pair in both layers:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )))
+    }
 }
 
 /// The component schemas named by `$ref` in the JSON bodies of every response (operations' own and

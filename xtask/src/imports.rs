@@ -11,6 +11,12 @@
 //! cycle; under [`Rule::Contained`] (every other crate's) a module's paths into its own descendants do
 //! not count. Paths into other crates are not followed. Each target (library, binary, test, bench, example) is
 //! one crate, read from its root file the way rustc finds its modules (`#[path]` included).
+//!
+//! The same check holds the packages to the same rule one level up: no dependency cycle between the
+//! workspace's packages ([`dependency_cycles`]), counting every dependency a manifest declares: normal,
+//! build and dev-dependencies, optional ones included (a feature turns them on, and the workspace's
+//! build unifies features). A package's dev-dependency on itself that turns on features (its tests'
+//! feature toggle, as `store-api-redis`'s `testing`) is allowed; any other dependency on itself is a cycle.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -29,8 +35,13 @@ pub enum ImportsError {
     Lex(PathBuf, String),
     /// `cargo metadata` failed or did not say what it should.
     Metadata(String),
-    /// Import cycles between files.
-    Cycles(Vec<Cycle>),
+    /// Import cycles between files, and dependency cycles between packages.
+    Cycles {
+        /// Between the files of one crate.
+        files: Vec<Cycle>,
+        /// Between the packages of the workspace.
+        packages: Vec<DependencyCycle>,
+    },
 }
 
 impl fmt::Display for ImportsError {
@@ -39,15 +50,32 @@ impl fmt::Display for ImportsError {
             Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
             Self::Lex(path, e) => write!(f, "{}: {e}", path.display()),
             Self::Metadata(e) => write!(f, "cargo metadata: {e}"),
-            Self::Cycles(cycles) => {
-                writeln!(f, "{} file-level import cycle(s):", cycles.len())?;
-                for cycle in cycles {
-                    write!(f, "{cycle}")?;
+            Self::Cycles { files, packages } => {
+                if !files.is_empty() {
+                    writeln!(f, "{} file-level import cycle(s):", files.len())?;
+                    for cycle in files {
+                        write!(f, "{cycle}")?;
+                    }
+                    write!(
+                        f,
+                        "each file may import only files that do not import it back, directly or through others: move what both need into a module below them"
+                    )?;
                 }
-                write!(
-                    f,
-                    "each file may import only files that do not import it back, directly or through others: move what both need into a module below them"
-                )
+                if !files.is_empty() && !packages.is_empty() {
+                    writeln!(f)?;
+                }
+                if !packages.is_empty() {
+                    writeln!(
+                        f,
+                        "{} dependency cycle(s) between the workspace's packages (normal, build and dev-dependencies, optional ones included):",
+                        packages.len()
+                    )?;
+                    for cycle in packages {
+                        write!(f, "{cycle}")?;
+                    }
+                    write!(f, "{DEPENDENCY_RULE}")?;
+                }
+                Ok(())
             }
         }
     }
@@ -121,7 +149,8 @@ pub struct CrateRoot {
     pub file: PathBuf,
 }
 
-/// Checks every crate of the workspace at `root`: a summary, or every cycle.
+/// Checks every crate of the workspace at `root`, and the dependencies between its packages: a
+/// summary, or every cycle.
 pub fn check(root: &Path) -> Result<String, ImportsError> {
     let crates = workspace_crates(root)?;
     let mut cycles = Vec::new();
@@ -131,14 +160,186 @@ pub fn check(root: &Path) -> Result<String, ImportsError> {
         files += graph.files.len();
         cycles.extend(graph.cycles());
     }
-    if cycles.is_empty() {
+    let metadata = cargo_metadata(root).map_err(ImportsError::Metadata)?;
+    let dependencies = workspace_dependencies(&metadata)?;
+    let package_cycles = dependency_cycles(&dependencies);
+    if cycles.is_empty() && package_cycles.is_empty() {
+        let packages = metadata["packages"].as_array().map_or(0, Vec::len);
+        let toggles: Vec<&str> = dependencies
+            .iter()
+            .filter(|d| d.is_feature_toggle())
+            .map(|d| d.from.as_str())
+            .collect();
         Ok(format!(
-            "no file-level import cycle in {} crates ({files} files)",
-            crates.len()
+            "no file-level import cycle in {} crates ({files} files); no dependency cycle between {packages} packages ({} dependencies among them, dev and optional ones included; allowed as feature toggles: the dev-dependency on itself of {})",
+            crates.len(),
+            dependencies.len() - toggles.len(),
+            if toggles.is_empty() {
+                "none".to_owned()
+            } else {
+                toggles.join(", ")
+            }
         ))
     } else {
-        Err(ImportsError::Cycles(cycles))
+        Err(ImportsError::Cycles {
+            files: cycles,
+            packages: package_cycles,
+        })
     }
+}
+
+/// What a dependency cycle breaks, and how to mend it (the end of the error's text).
+pub const DEPENDENCY_RULE: &str = "a package may depend only on packages that do not depend on it, directly or through others, not even as a dev-dependency or an optional one: move the tests, benches or examples that need both into a package above them (the workspace's `tests/` or `examples/`). A package's dev-dependency on itself that turns on features (a feature toggle for its own tests and benches) is allowed; any other dependency of a package on itself is a cycle";
+
+/// A dependency of a package of the workspace on a package of the workspace, as its manifest declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    /// The package that declares it.
+    pub from: String,
+    /// The package depended on.
+    pub to: String,
+    /// `normal`, `dev` or `build`.
+    pub kind: String,
+    /// Whether a feature of `from` turns it on.
+    pub optional: bool,
+    /// The features of `to` it turns on.
+    pub features: Vec<String>,
+}
+
+impl Dependency {
+    /// A dev-dependency of a package on itself that turns features on: how a package's own tests and
+    /// benches get a feature (`store-api-redis`'s `testing`). It names no other package, so no cycle
+    /// runs through it; the check allows it.
+    pub fn is_feature_toggle(&self) -> bool {
+        self.from == self.to && self.kind == "dev" && !self.features.is_empty()
+    }
+}
+
+impl fmt::Display for Dependency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} → {} ({}", self.from, self.to, self.kind)?;
+        if self.optional {
+            write!(f, ", optional")?;
+        }
+        if !self.features.is_empty() {
+            write!(f, ", features {}", self.features.join(", "))?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// A cycle of dependencies between packages, each leading to the package of the next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DependencyCycle {
+    /// The dependencies, the last one leading back to the first package.
+    pub dependencies: Vec<Dependency>,
+}
+
+impl fmt::Display for DependencyCycle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut packages: Vec<&str> = self.dependencies.iter().map(|d| d.from.as_str()).collect();
+        if let Some(first) = self.dependencies.first() {
+            packages.push(&first.from);
+        }
+        writeln!(f, "  {}", packages.join(" → "))?;
+        for dependency in &self.dependencies {
+            writeln!(f, "    {dependency}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every dependency between the workspace's packages that `metadata` (`cargo metadata --no-deps`)
+/// lists: of every kind, optional ones included, in the order of the packages and their manifests.
+pub fn workspace_dependencies(
+    metadata: &serde_json::Value,
+) -> Result<Vec<Dependency>, ImportsError> {
+    let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+    let names: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let mut dependencies = Vec::new();
+    for package in &packages {
+        let Some(from) = package["name"].as_str() else {
+            return Err(ImportsError::Metadata("a package without a name".into()));
+        };
+        for dependency in package["dependencies"].as_array().into_iter().flatten() {
+            let Some(to) = dependency["name"].as_str().filter(|n| names.contains(n)) else {
+                continue;
+            };
+            dependencies.push(Dependency {
+                from: from.to_owned(),
+                to: to.to_owned(),
+                // `kind` is null for a normal dependency.
+                kind: dependency["kind"].as_str().unwrap_or("normal").to_owned(),
+                optional: dependency["optional"].as_bool().unwrap_or(false),
+                features: dependency["features"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f.as_str().map(str::to_owned))
+                    .collect(),
+            });
+        }
+    }
+    Ok(dependencies)
+}
+
+/// The cycles of `dependencies` (feature toggles left out): through every package caught in one, the
+/// shortest way back to it, each cycle once, starting from its first package by name.
+pub fn dependency_cycles(dependencies: &[Dependency]) -> Vec<DependencyCycle> {
+    let names: Vec<&str> = dependencies
+        .iter()
+        .flat_map(|d| [d.from.as_str(), d.to.as_str()])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let index = |name: &str| names.binary_search(&name).unwrap_or(0);
+    let counted: Vec<&Dependency> = dependencies
+        .iter()
+        .filter(|d| !d.is_feature_toggle())
+        .collect();
+    let mut edges: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    for dependency in &counted {
+        edges
+            .entry(index(&dependency.from))
+            .or_default()
+            .insert(index(&dependency.to));
+    }
+    let mut found: Vec<Vec<usize>> = Vec::new();
+    for set in strongly_connected(names.len(), &edges) {
+        let looped = |v: &usize| edges.get(v).is_some_and(|targets| targets.contains(v));
+        if set.len() < 2 && !set.iter().any(looped) {
+            continue;
+        }
+        // `names` is sorted, so index order is name order.
+        for &start in &set {
+            let Some(mut cycle) = shortest_cycle(start, &set, &edges) else {
+                continue;
+            };
+            cycle.pop();
+            let first = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
+            cycle.rotate_left(first);
+            if !found.contains(&cycle) {
+                found.push(cycle);
+            }
+        }
+    }
+    found.sort();
+    found
+        .into_iter()
+        .map(|mut cycle| {
+            cycle.push(cycle[0]);
+            let dependencies = cycle
+                .windows(2)
+                .filter_map(|pair| {
+                    counted
+                        .iter()
+                        .find(|d| d.from == names[pair[0]] && d.to == names[pair[1]])
+                        .map(|d| (*d).clone())
+                })
+                .collect();
+            DependencyCycle { dependencies }
+        })
+        .collect()
 }
 
 /// The workspace at `root` as `cargo metadata --no-deps --offline` describes it; an error is the reason,
@@ -780,6 +981,66 @@ mod tests {
     }
 
     const LEAVES: &str = "pub fn f() {}\npub struct T;\n";
+
+    /// One dependency as `cargo metadata --no-deps` lists it (only what the check reads).
+    fn dependency(
+        name: &str,
+        kind: Option<&str>,
+        optional: bool,
+        features: &[&str],
+    ) -> serde_json::Value {
+        serde_json::json!({"name": name, "kind": kind, "optional": optional, "features": features})
+    }
+
+    #[test]
+    fn a_dependency_back_of_any_kind_is_a_cycle_and_a_feature_toggle_is_not() {
+        // The shape the workspace had: the client dev-depends on the emulator, which signs with the
+        // webhooks crate, whose `client` feature depends on the client.
+        let metadata = serde_json::json!({"packages": [
+            {"name": "client", "dependencies": [
+                dependency("raw", None, false, &[]),
+                dependency("serde", None, false, &["derive"]),
+                dependency("emulator", Some("dev"), false, &[]),
+            ]},
+            {"name": "emulator", "dependencies": [
+                dependency("raw", None, false, &[]),
+                dependency("webhooks", None, false, &[]),
+            ]},
+            {"name": "webhooks", "dependencies": [dependency("client", None, true, &[])]},
+            {"name": "raw", "dependencies": []},
+            {"name": "redis", "dependencies": [dependency("redis", Some("dev"), false, &["testing"])]},
+            {"name": "lonely", "dependencies": [dependency("lonely", Some("dev"), false, &[])]},
+        ]});
+        let dependencies = workspace_dependencies(&metadata).unwrap();
+        assert_eq!(
+            dependencies.len(),
+            7,
+            "serde is not a package of the workspace"
+        );
+        let cycles = dependency_cycles(&dependencies);
+        let shown: Vec<String> = cycles.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "  client → emulator → webhooks → client\n    client → emulator (dev)\n    \
+                 emulator → webhooks (normal)\n    webhooks → client (normal, optional)\n",
+                "  lonely → lonely\n    lonely → lonely (dev)\n",
+            ]
+        );
+        let error = ImportsError::Cycles {
+            files: Vec::new(),
+            packages: cycles,
+        }
+        .to_string();
+        assert!(error.starts_with("2 dependency cycle(s) between the workspace's packages"));
+        assert!(error.ends_with(DEPENDENCY_RULE), "{error}");
+
+        // Without the optional dependency back, only the self-dependency that toggles nothing is left.
+        let required: Vec<Dependency> = dependencies.into_iter().filter(|d| !d.optional).collect();
+        let cycles = dependency_cycles(&required);
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(cycles[0].dependencies[0].from, "lonely");
+    }
 
     #[test]
     fn every_form_of_path_names_the_file_it_leads_to() {

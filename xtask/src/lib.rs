@@ -11,6 +11,7 @@ pub mod growth;
 pub mod imports;
 pub mod open_enum;
 pub mod public_api;
+pub mod requests;
 pub mod rules;
 pub mod shapes;
 

@@ -1,8 +1,9 @@
 //! Project automation. `cargo xtask codegen [--check]` regenerates (or checks) the raw transport crate;
 //! `cargo xtask growth` proves that every change the API may make within its version, regenerated, is a
 //! minor change of every published crate (cargo-semver-checks against the unmodified workspace);
-//! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates
-//! and on any checkable claim of `docs/ARCHITECTURE.md` the code contradicts;
+//! `cargo xtask imports [--root DIR]` fails on any file-level import cycle of the workspace's crates,
+//! on any dependency cycle between its packages (dev-dependencies included) and on any checkable claim
+//! of `docs/ARCHITECTURE.md` the code contradicts;
 //! `cargo xtask public-api [--check]` writes (or checks) docs/public-api/, the listing of every published crate's API;
 //! `cargo xtask bench [--quick]` measures the SDK against its targets and writes BENCHMARKS.md.
 

@@ -62,6 +62,11 @@ pub enum PublicApiError {
         /// The format version `rustdoc-types` reads.
         expected: u32,
     },
+    /// Public functions that take more than [`MAX_POSITIONAL`] arguments besides `self`.
+    #[error(
+        "public functions with more than {MAX_POSITIONAL} positional arguments (name them in a struct or a builder):\n{0}"
+    )]
+    ArgumentWall(String),
     /// The committed listings differ from the code.
     #[error(
         "the public API listing is stale:\n{0}\nrun `cargo xtask public-api` and commit {OUTPUT_DIR}/ (review the diff: it is the change of public API)"
@@ -126,6 +131,7 @@ pub fn run(root: &Path, mode: Mode) -> Result<String, PublicApiError> {
     }
     let mut summary = Vec::new();
     let mut stale = Vec::new();
+    let mut walls = Vec::new();
     for krate in &crates {
         let Some(json) = docs.get(&krate.lib) else {
             continue;
@@ -133,6 +139,7 @@ pub fn run(root: &Path, mode: Mode) -> Result<String, PublicApiError> {
         let listing = render_crate(json, &krate.package, &docs);
         let path = root.join(OUTPUT_DIR).join(format!("{}.txt", krate.package));
         let items = listing.lines().filter(|l| !l.starts_with("# ")).count();
+        walls.extend(argument_walls(&listing));
         match mode {
             Mode::Write => {
                 std::fs::create_dir_all(root.join(OUTPUT_DIR))
@@ -148,6 +155,9 @@ pub fn run(root: &Path, mode: Mode) -> Result<String, PublicApiError> {
         }
         summary.push(format!("{}: {items} items", krate.package));
     }
+    if !walls.is_empty() {
+        return Err(PublicApiError::ArgumentWall(walls.join("\n")));
+    }
     if !stale.is_empty() {
         return Err(PublicApiError::Stale(stale.join("\n")));
     }
@@ -156,6 +166,61 @@ pub fn run(root: &Path, mode: Mode) -> Result<String, PublicApiError> {
         Mode::Check => "up to date:",
     };
     Ok(format!("{verb} {OUTPUT_DIR}/ ({})", summary.join(", ")))
+}
+
+/// The most positional arguments a public function takes besides `self` (issue 36: a call a person
+/// reads never carries a wall of positional values).
+pub const MAX_POSITIONAL: usize = 3;
+
+/// The listing's functions that take more than [`MAX_POSITIONAL`] arguments besides `self`.
+pub fn argument_walls(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .filter(|line| {
+            let Some(at) = line.find("fn ") else {
+                return false;
+            };
+            let rest = &line[at..];
+            let Some(open) = rest.find('(') else {
+                return false;
+            };
+            // The arguments: up to the parenthesis that closes the first one.
+            let mut depth = 0usize;
+            let mut arguments = Vec::new();
+            let mut current = String::new();
+            for ch in rest[open + 1..].chars() {
+                match ch {
+                    '(' | '<' | '[' => depth += 1,
+                    ')' if depth == 0 => break,
+                    ')' | '>' | ']' => depth = depth.saturating_sub(1),
+                    ',' if depth == 0 => {
+                        arguments.push(std::mem::take(&mut current));
+                        continue;
+                    }
+                    _ => {}
+                }
+                current.push(ch);
+            }
+            arguments.push(current);
+            let positional = arguments
+                .iter()
+                .map(|argument| argument.trim())
+                .filter(|argument| !argument.is_empty())
+                .filter(|argument| {
+                    let plain = argument.trim_start_matches('&').trim_start();
+                    let plain = plain.strip_prefix("mut ").unwrap_or(plain);
+                    let plain = plain
+                        .split_once(' ')
+                        .filter(|(lifetime, _)| lifetime.starts_with('\''))
+                        .map_or(plain, |(_, rest)| rest);
+                    let plain = plain.strip_prefix("mut ").unwrap_or(plain);
+                    !(plain == "self" || plain.starts_with("self:"))
+                })
+                .count();
+            positional > MAX_POSITIONAL
+        })
+        .map(|line| format!("  {line}"))
+        .collect()
 }
 
 /// A few lines that say what differs, for the CI log.
@@ -912,4 +977,23 @@ impl<'a> Lister<'a> {
 /// The last segment of a path.
 fn path_name(path: &str) -> String {
     path.rsplit("::").next().unwrap_or(path).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_function_of_four_positional_arguments_is_a_wall_and_self_does_not_count() {
+        let listing = "\
+pub fn a::f(x: u32, y: u32, z: u32) -> u32
+pub fn a::T::m(&self, x: u32, y: u32, z: core::option::Option<(u32, u32)>) -> u32
+pub fn a::T::n(&'a mut self, x: u32, y: alloc::vec::Vec<u32, A>, z: u32)
+pub fn a::g(x: u32, y: u32, z: u32, w: u32) -> u32
+pub struct a::T";
+        assert_eq!(
+            argument_walls(listing),
+            ["  pub fn a::g(x: u32, y: u32, z: u32, w: u32) -> u32"]
+        );
+    }
 }

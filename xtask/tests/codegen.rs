@@ -6,6 +6,7 @@ use std::path::Path;
 use xtask::codegen;
 use xtask::contract;
 use xtask::generator::{CodegenError, SPEC_PATH};
+use xtask::requests;
 use xtask::rules;
 
 fn read(relative: &str) -> String {
@@ -21,23 +22,29 @@ fn checked_in_code_matches_the_spec() {
             codegen::generate_contract(&spec).unwrap(),
             contract::OUTPUT_PATH,
         ),
+        (requests::generate(&spec).unwrap(), requests::OUTPUT_PATH),
     ] {
         codegen::check(&generated, &read(path), Path::new(path))
             .expect("run `cargo xtask codegen` and commit the result");
     }
 }
 
-/// The operation ids the generated client hands its hooks, in order.
+/// The request builders generated, one per operation, by name.
 fn generated_operation_ids() -> Vec<String> {
-    read(codegen::OUTPUT_PATH)
-        .split("operation_id: \"")
-        .skip(1)
-        .filter_map(|rest| rest.split('"').next().map(str::to_owned))
+    let file = syn::parse_file(&read(requests::OUTPUT_PATH)).unwrap();
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(function) if matches!(function.vis, syn::Visibility::Public(_)) => {
+                Some(function.sig.ident.to_string())
+            }
+            _ => None,
+        })
         .collect()
 }
 
-/// The contract's table names each operation as the generated client does, so the transport's lookup
-/// by the hooks' operation id finds every one.
+/// The contract's table names each operation as its request builder is named, so a span or a
+/// recording's operation and the builder that made its request agree.
 #[test]
 fn the_contract_names_every_generated_operation() {
     let contract = read(contract::OUTPUT_PATH);
@@ -62,11 +69,11 @@ fn editing_the_spec_without_regenerating_is_caught() {
         1,
     );
     assert_ne!(spec, edited, "the edit must apply");
-    let generated = codegen::generate(&edited).unwrap();
+    let generated = requests::generate(&edited).unwrap();
     let error = codegen::check(
         &generated,
-        &read(codegen::OUTPUT_PATH),
-        Path::new(codegen::OUTPUT_PATH),
+        &read(requests::OUTPUT_PATH),
+        Path::new(requests::OUTPUT_PATH),
     )
     .unwrap_err();
     assert!(matches!(error, CodegenError::Drift { .. }));
@@ -82,35 +89,23 @@ fn an_invalid_spec_is_a_clear_error() {
     assert!(error.to_string().contains("not a valid OpenAPI"), "{error}");
 }
 
-/// Every generated operation with its signature: a spec change shows up as a reviewed snapshot diff.
+/// Every request builder with its signature: a spec change shows up as a reviewed snapshot diff.
 #[test]
 fn generated_operations_are_pinned() {
-    let file = syn::parse_file(&read(codegen::OUTPUT_PATH)).unwrap();
+    let file = syn::parse_file(&read(requests::OUTPUT_PATH)).unwrap();
     let mut listing: syn::File = syn::parse_quote!();
     for item in &file.items {
-        let syn::Item::Impl(block) = item else {
-            continue;
-        };
-        let syn::Type::Path(self_ty) = block.self_ty.as_ref() else {
-            continue;
-        };
-        if block.trait_.is_some() || !self_ty.path.is_ident("Client") {
-            continue;
-        }
-        for member in &block.items {
-            if let syn::ImplItem::Fn(method) = member
-                && matches!(method.vis, syn::Visibility::Public(_))
-                && method.sig.asyncness.is_some()
-            {
-                let sig = &method.sig;
-                listing.items.push(syn::parse_quote!(pub #sig {}));
-            }
+        if let syn::Item::Fn(function) = item
+            && matches!(function.vis, syn::Visibility::Public(_))
+        {
+            let sig = &function.sig;
+            listing.items.push(syn::parse_quote!(pub #sig {}));
         }
     }
     assert_eq!(
         listing.items.len(),
         generated_operation_ids().len(),
-        "one method per operation"
+        "one builder per operation"
     );
     insta::assert_snapshot!(prettyplease::unparse(&listing));
 }

@@ -19,6 +19,7 @@ const COPIED: &[&str] = &[
     "crates",
     "xtask",
     "tests",
+    "examples",
 ];
 
 const PROBE_MANIFEST: &str = r#"[package]

@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-mod check;
 mod compare;
 mod conformance;
 mod diff;
@@ -11,7 +10,6 @@ mod record;
 mod redact;
 mod replay;
 
-pub use check::{Finding, RecordingsReport, Verdict, check};
 pub use compare::{Compared, Comparison, Outcome, compare, compare_refused};
 pub use conformance::{Conformance, Nonconformity, Undeclared, conformance};
 pub use format::{

@@ -477,31 +477,17 @@ impl Recorder {
         }
     }
 
-    /// A recorder over a reqwest client that follows no redirect (the client's own default network
-    /// is built so too): what to record the real service with.
-    pub fn reqwest(options: RecordOptions) -> Result<Recorder, reqwest::Error> {
-        store_api::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
-        Ok(Recorder::new(Arc::new(Reqwest { http }), options))
+    /// A recorder over a reqwest client that follows no redirect
+    /// ([`ReqwestNetwork`](store_api::network::ReqwestNetwork), as the client's own default network
+    /// is built): what to record the real service with.
+    pub fn reqwest(options: RecordOptions) -> Result<Recorder, store_api::Error> {
+        let network = store_api::network::ReqwestNetwork::new()?;
+        Ok(Recorder::new(Arc::new(network), options))
     }
 
     /// The recording (shared: it grows as the recorder records).
     pub fn recording(&self) -> Recording {
         self.recording.clone()
-    }
-}
-
-/// reqwest as a [`Network`], for [`Recorder::reqwest`].
-#[derive(Debug)]
-struct Reqwest {
-    http: reqwest::Client,
-}
-
-impl Network for Reqwest {
-    fn send(&self, request: reqwest::Request) -> NetworkFuture<'_> {
-        Box::pin(async move { Ok(self.http.execute(request).await?) })
     }
 }
 

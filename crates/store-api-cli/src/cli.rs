@@ -104,10 +104,10 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// The most requests to send (every one a GET); probes beyond it are reported as not checked.
-    #[arg(long, default_value_t = store_api::doctor::DEFAULT_MAX_REQUESTS)]
+    #[arg(long, default_value_t = store_api_conformance::DEFAULT_MAX_REQUESTS)]
     pub max_requests: u32,
     /// Check recorded traffic instead of probing: every *.json cassette in DIR, or one cassette FILE.
-    /// Judges per statement and assumption held, differs (with the exchange that shows it) or not seen,
+    /// Judges per statement and assumption held, differs (with the exchange that shows it) or not checked,
     /// including what a probe cannot see (order creation, null fields, empty ids, body size), and every
     /// recorded answer against the answers the spec declares (statuses, fields, types, closed enums,
     /// headers); nothing is sent. Exits with 1 when something differs. With --json: one file's

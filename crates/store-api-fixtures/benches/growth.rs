@@ -49,7 +49,7 @@ const LISTS: [(&str, &str, &str); 3] = [
 
 fn main() -> Result<(), BoxError> {
     // reqwest under `rustls` (unified in from the workspace) needs a crypto provider.
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick")
         || std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");

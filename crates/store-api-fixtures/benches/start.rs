@@ -40,7 +40,7 @@ fn main() -> Result<(), BoxError> {
 }
 
 async fn run(rounds: u32) -> Result<(), BoxError> {
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     // One client for both sides, built once: what is measured is each server's start, one answer and
     // its drop. No idle connection is kept: every server it spoke to is gone.
     let http = reqwest::Client::builder()

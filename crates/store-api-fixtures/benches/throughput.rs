@@ -45,7 +45,7 @@ const WARM_UP: Duration = Duration::from_millis(300);
 fn main() -> Result<(), BoxError> {
     // reqwest under `rustls` (unified in from the workspace) needs a crypto provider before it builds a
     // client, and the Prism comparison builds one with no emulator started.
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     let options = Options::from_args(std::env::args().skip(1).collect())?;
     let quick =
         options.quick || std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");

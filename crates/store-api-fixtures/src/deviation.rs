@@ -1,5 +1,5 @@
 //! Deviations: switches that make the emulator differ from the spec on one chosen assumption, so that a
-//! probe of the spec's assumptions (`store_api::doctor`, `store-api doctor`) can be shown to notice, and
+//! check of the spec's assumptions (`store_api_conformance`, `store-api doctor`) can be shown to notice, and
 //! a team can rehearse what a service that differs looks like. All are off by default; each is
 //! implemented in the layer where the behaviour it changes lives.
 

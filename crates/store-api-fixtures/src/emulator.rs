@@ -204,16 +204,17 @@ impl EmulatorBuilder {
     /// ```no_run
     /// use store_api_fixtures::Emulator;
     ///
-    /// // The function under test: the user's own code, calling the Store API.
-    /// async fn place_order(client: &store_api::Client) -> Result<String, Box<dyn std::error::Error>> {
-    ///     let status = client.status().await?;
-    ///     Ok(format!("{status:?}"))
+    /// // The function under test: the user's own code, calling the Store API (with any client; the
+    /// // emulator hands out its base URL and each store's id and key).
+    /// async fn store_status(base_url: &str, store_id: &str, key: &str) -> Result<String, reqwest::Error> {
+    ///     let url = format!("{base_url}/stores/{store_id}/status");
+    ///     reqwest::Client::new().get(url).header("X-API-Key", key).send().await?.text().await
     /// }
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let emu = Emulator::builder().deterministic(42).start().await?;
-    /// let client = emu.client("store_alpha")?;
-    /// let outcome = place_order(&client).await?;
+    /// let store = emu.store("store_alpha").ok_or("no such store")?;
+    /// let outcome = store_status(&emu.base_url(), &store.id, &store.api_key).await?;
     /// // Ids and timestamps are the same on every run: the snapshot needs no redactions.
     /// insta::assert_snapshot!(outcome);
     /// # Ok(())
@@ -232,7 +233,7 @@ impl EmulatorBuilder {
     }
 
     /// Makes the emulator differ from the spec on one assumption (`deviation`; call again for several):
-    /// how a probe of the spec's assumptions, such as `store_api::doctor::diagnose`, is shown to notice.
+    /// how a probe of the spec's assumptions, such as `store_api_conformance::probe`, is shown to notice.
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -295,7 +296,7 @@ impl EmulatorBuilder {
         };
         // Under `rustls` (unified into this build by any crate that turns it on) reqwest needs a crypto
         // provider installed before it builds a client (the webhook deliveries', the downloader's).
-        store_api::install_crypto_provider();
+        store_api_raw::tls::install_crypto_provider();
         let limiter = self.rate_limit.then(|| StoreLimiter::new(clock.clone()));
         let config = Config {
             webhook_backoff: self.webhook_backoff,
@@ -422,6 +423,24 @@ impl Emulator {
 
     /// `http://127.0.0.1:PORT/store-api/2026-08`: the base URL of the Store API (clients append
     /// `/stores/{storeId}/...`).
+    ///
+    /// With [`Emulator::store`]'s credentials it is all a client needs. A `store_api::Client` of a
+    /// store (this crate does not depend on the client):
+    ///
+    /// ```text
+    /// let store = emu.store("store_alpha").expect("a seeded store");
+    /// let client = store_api::Client::builder()
+    ///     .base_url(emu.base_url())
+    ///     .store_id(&store.id)
+    ///     .api_key(store.api_key)
+    ///     .allow_insecure_http(true) // plain HTTP; needed only when bound beyond loopback (`allow_remote`)
+    ///     .build()?;
+    /// ```
+    ///
+    /// The client keeps the service's rate limit (two requests a second after a burst of ten); when
+    /// [`Emulator::rate_limited`] is false, a relaxed limiter
+    /// (`.in_process_limiter(RateLimiter::with_rate(1000, Duration::from_micros(100)))`) keeps a test
+    /// from waiting for nothing.
     pub fn base_url(&self) -> String {
         format!("{}{}", self.shared.origin, server::API_PREFIX)
     }
@@ -441,39 +460,11 @@ impl Emulator {
         self.stores().into_iter().find(|s| s.id == store_id)
     }
 
-    /// A [`store_api::Client`] of `store_id` on this emulator, with the store's current key. When the
-    /// emulator's rate limit is off, the client's own limiter is relaxed too, so tests are not held to
-    /// two requests a second; with it on, the client keeps the service's limit.
-    ///
-    /// ```no_run
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let emu = store_api_fixtures::Emulator::builder().rate_limit(false).start().await?;
-    /// let client = emu.client("store_alpha")?;
-    /// let status = client.status().await?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn client(&self, store_id: &str) -> Result<store_api::Client, ControlError> {
-        let store = self
-            .store(store_id)
-            .ok_or_else(|| ControlError::from(ApiError::NotFound("Store not found".into())))?;
-        let mut builder = store_api::Client::builder()
-            .base_url(self.base_url())
-            .store_id(store_id)
-            .api_key(store.api_key)
-            // The emulator serves plain HTTP only; one bound beyond loopback was asked for
-            // (`allow_remote`), and its keys are the emulator's own, not a store's.
-            .allow_insecure_http(true);
-        if self.shared.limiter.is_none() {
-            builder = builder.in_process_limiter(store_api::RateLimiter::with_rate(
-                1000,
-                Duration::from_micros(100),
-            ));
-        }
-        builder.build().map_err(|error| ControlError {
-            status: 500,
-            message: error.to_string(),
-        })
+    /// Whether the emulator holds stores to the service's rate limit
+    /// ([`EmulatorBuilder::rate_limit`]). A client's own limiter can be relaxed when it is off, so a
+    /// test is not held to two requests a second.
+    pub fn rate_limited(&self) -> bool {
+        self.shared.limiter.is_some()
     }
 
     /// The first active store (a convenience for tests and demos).

@@ -54,12 +54,12 @@ pub(crate) fn emit(shared: &Arc<Shared>, events: Vec<PendingEvent>) {
             let Some(url) = store.webhooks.get(event.topic.as_str()) else {
                 continue;
             };
-            let mut payload = types::WebhookEvent::new(
-                types::WebhookEventData::new(event.data_id),
-                shared.clock.new_id("evt"),
-                event.store_id.clone(),
-                event.topic.clone(),
-            );
+            let mut payload = types::WebhookEvent::new(types::WebhookEventRequired {
+                data: types::WebhookEventData::new(event.data_id),
+                id: shared.clock.new_id("evt"),
+                store_id: event.store_id.clone(),
+                topic: event.topic.clone(),
+            });
             payload.is_test = Some(false);
             payload.created_at = Some(shared.clock.now());
             let Ok(body) = crate::wire::to_vec(&payload) else {

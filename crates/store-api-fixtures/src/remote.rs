@@ -55,7 +55,7 @@ impl RemoteEmulator {
             .ok_or_else(|| RemoteError::BadUrl(base_url.to_owned()))?;
         // The control endpoints are the emulator's, on this machine: never through a proxy. reqwest
         // panics when it builds a client before a rustls provider is installed.
-        store_api::install_crypto_provider();
+        store_api_raw::tls::install_crypto_provider();
         let http = reqwest::Client::builder().no_proxy().build().map_err(|e| {
             RemoteError::Unreachable {
                 origin: origin.to_string(),

@@ -1,5 +1,6 @@
-//! Calls the generated client against a tiny recording server on 127.0.0.1 and shows what went on the
-//! wire, then decodes an order that carries enum values this SDK does not know.
+//! Builds a request with the generated builders, sends it with reqwest to a tiny recording server on
+//! 127.0.0.1 and shows what went on the wire, then decodes an order that carries enum values this SDK
+//! does not know.
 //!
 //! Run: `cargo run -p store-api-raw --example quickstart`
 
@@ -8,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::extract::{Request, State};
 use store_api_raw::open::OrderStatus;
-use store_api_raw::{ApiKey, Client, Hooks, types};
+use store_api_raw::requests::{self, ListOrdersQuery};
+use store_api_raw::{ApiKey, auth, types};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,24 +33,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base_url = format!("http://{}/store-api/2026-08", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let client = Client::new(
-        &base_url,
-        Hooks::new(ApiKey::new("csk_example_key_not_a_real_one_0000")),
-    );
-    let page = client
-        .list_orders(
-            "store_alpha",
-            None,
-            None,
-            None,
-            Some("pending,on_hold"),
-            None,
-            None,
-            Some(types::SortDirection::Asc),
-            None,
-        )
+    let query = ListOrdersQuery::new()
+        .status([OrderStatus::Pending, OrderStatus::OnHold])
+        .sort_created_at(types::SortDirection::Asc);
+    let mut request = requests::list_orders(&base_url, "store_alpha", &query)?;
+    let key = ApiKey::new("csk_example_key_not_a_real_one_0000");
+    auth::set_api_key(request.headers_mut(), &key)?;
+    store_api_raw::tls::install_crypto_provider();
+    let page: types::OrderList = reqwest::Client::new()
+        .execute(request)
         .await?
-        .into_inner();
+        .json()
+        .await?;
     let request_line = seen.lock().map(|s| s.join("\n")).unwrap_or_default();
     println!("request on the wire:  {request_line}");
     println!("orders in the page:   {}", page.total_items.unwrap_or(0));

@@ -1,6 +1,6 @@
 //! The service's conventions that the spec fixes and that more than one checker judges: what
 //! `X-RateLimit-Reset` may say, and a list page's envelope and arithmetic. One implementation, read by
-//! `store_api::doctor` (a probe of a running service) and `store_api_cassette` (recorded traffic).
+//! `store_api_conformance`'s probe (a running service) and its recordings check (recorded traffic).
 //!
 //! ```
 //! use store_api_raw::conventions::{list_envelope, reset_reading};

@@ -4,8 +4,7 @@
 //! instead of reqwest's own `rustls` feature, which brings aws-lc-rs (a large C library that needs cmake
 //! and minutes of build time). reqwest then takes the process-wide default provider when it builds a
 //! client, and panics if there is none, so this crate installs ring as that default first: from
-//! [`Hooks::new`](crate::Hooks::new) (before the generated `Client::new` builds its reqwest client), and
-//! from `store-api`'s `ClientBuilder::build`. A program that builds its own `reqwest::Client` in the same
+//! `store-api`'s `ClientBuilder::build`. A program that builds its own `reqwest::Client` in the same
 //! process (with reqwest's `default-features = false`) calls [`install_crypto_provider`] first.
 
 /// Installs rustls' `ring` provider as the process-wide default, unless a provider is installed already

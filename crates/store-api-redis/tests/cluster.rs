@@ -12,10 +12,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::skip_slow_tests;
 use store_api::Limiter;
 use store_api_redis::testing::RedisCluster;
 use store_api_redis::{OnRedisError, RedisConfig, RedisDedupe, RedisLimiter, Topology};
-use store_api_tests::skip_slow_tests;
 use store_api_webhooks::dedupe::{Claim, Dedupe};
 
 fn cluster() -> Option<RedisCluster> {

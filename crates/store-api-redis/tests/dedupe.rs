@@ -443,3 +443,124 @@ async fn no_claim_is_confirmed_by_a_wait_on_another_connection_across_a_failover
         );
     }
 }
+
+// A write short of its acknowledgements is logged at `warn` (what an operator sees while a primary has
+// no replica), at most once every 5 s; a confirmed one is not (issue 39: cargo-mutants' `!` deleted in
+// `RedisDedupe::run` logged the confirmed writes instead, and `warn_unreplicated`'s rate turned around
+// logged every one).
+#[tokio::test]
+async fn an_unconfirmed_write_is_logged_at_warn_at_most_every_five_seconds() {
+    let Some(server) = redis() else { return };
+    let (logs, _guard) = common::capture::capture_traces();
+    let warned = || {
+        logs.text()
+            .lines()
+            .filter(|line| line.contains("WARN") && line.contains("did not acknowledge a write"))
+            .count()
+    };
+    fresh(
+        dedupe_on(&server.url())
+            .begin("evt_confirmed")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(warned(), 0, "{}", logs.text());
+    let strict = RedisDedupe::builder(server.url(), "store_test")
+        .replica_acks(1)
+        .replica_ack_timeout(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    for n in 0..3 {
+        let refused = strict.begin(&format!("evt_unconfirmed_{n}")).await;
+        assert!(refused.is_err(), "{refused:?}");
+    }
+    assert_eq!(warned(), 1, "{}", logs.text());
+}
+
+// While Redis cannot answer, `complete` tries again for up to the lease and no longer: no try starts
+// past it. Here the lease (60 ms) is shorter than the pause between tries (100 ms): one try, then the
+// error at once (issue 39: cargo-mutants' `+` → `-` in `retrying` went on for a pause more, three
+// tries over 200 ms).
+#[tokio::test]
+async fn a_complete_that_cannot_reach_redis_tries_no_longer_than_its_lease() {
+    let Some(mut server) = redis() else { return };
+    let lease = Duration::from_millis(60);
+    let a = RedisDedupe::builder(server.url(), "store_test")
+        .lease(lease)
+        .command_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let token = fresh(a.begin("evt_gone").await.unwrap());
+    server.stop();
+    let started = std::time::Instant::now();
+    let outcome = a.complete("evt_gone", token).await;
+    let took = started.elapsed();
+    assert!(outcome.is_err(), "{outcome:?}");
+    assert!(
+        took < Duration::from_millis(150),
+        "tried on past the lease: {took:?}"
+    );
+}
+
+/// The `process_id` of `server`, from `INFO server`.
+async fn process_id(server: &RedisServer) -> u32 {
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix("process_id:"))
+        .and_then(|pid| pid.trim().parse().ok())
+        .expect("INFO server names the process")
+}
+
+fn signal(signal: &str, pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}: {status}");
+}
+
+// A claim sent again after its reply was lost writes again (its lease starts over), so that the `WAIT`
+// behind it, on its new connection, has a write of its own to confirm: a resend that wrote nothing was
+// confirmed at once by a replica that never received the claim, and the handler ran on a claim a
+// failover would lose (issue 39: the Lua mutation `begin-resend-without-write` of .ci/lua-mutants).
+#[tokio::test]
+async fn a_resent_claim_counts_only_once_a_replica_holds_it() {
+    let Some(primary) = RedisServer::start_tcp().unwrap() else {
+        return;
+    };
+    let Some(replica) = RedisServer::start_replica_of(&primary).unwrap() else {
+        return;
+    };
+    let proxy = LossyProxy::start(primary.port().unwrap()).unwrap();
+    let strict = RedisDedupe::builder(proxy.url(), "store_test")
+        .replica_acks(1)
+        .replica_ack_timeout(Duration::from_millis(500))
+        .command_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    // The connection is made, and the replica (once in sync) acknowledges, before it stops.
+    let mut warm = strict.begin("evt_warm").await;
+    for n in 0..50 {
+        if warm.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        warm = strict.begin(&format!("evt_warm_{n}")).await;
+    }
+    fresh(warm.unwrap());
+    // Stopped, not gone: the primary still counts it among its replicas, but it acknowledges nothing.
+    let pid = process_id(&replica).await;
+    signal("-STOP", pid);
+    proxy.lose_next_reply();
+    let claim = strict.begin("evt_resent").await;
+    signal("-CONT", pid);
+    assert!(!proxy.losing(), "the claim's reply was lost");
+    let error = claim.expect_err("a claim no replica holds was handed out");
+    assert!(error.to_string().contains("0 of 1 replicas"), "{error}");
+}

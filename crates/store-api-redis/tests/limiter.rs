@@ -241,7 +241,7 @@ async fn a_key_set_an_hour_ahead_never_stretches_a_wait() {
         .unwrap();
     let pause_key = format!("{}:pause", limiter.key());
     limiter.acquire().await;
-    let (logs, _guard) = store_api_tests::capture::capture_traces();
+    let (logs, _guard) = common::capture::capture_traces();
     for key in [limiter.key(), pause_key.as_str()] {
         set_ahead(&server, key, Duration::from_secs(3600)).await;
         let started = Instant::now();
@@ -286,7 +286,7 @@ async fn a_pause_longer_than_the_maximum_is_capped() {
     };
     let (a, b) = (make(), make());
     b.acquire().await;
-    let (logs, _guard) = store_api_tests::capture::capture_traces();
+    let (logs, _guard) = common::capture::capture_traces();
     a.pause_for(Duration::from_secs(86_400)).await;
     let started = Instant::now();
     tokio::time::timeout(Duration::from_secs(2), b.acquire())

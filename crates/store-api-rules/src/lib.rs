@@ -56,7 +56,9 @@ pub use context::OrderContext;
 pub use fields::validate_fields;
 pub use merge::merge_duplicates;
 pub use order::validate_order;
-pub use placement::{Align, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError, PrintArea};
+pub use placement::{
+    Align, ImageSize, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError, PrintArea,
+};
 pub use resolved::{ItemSource, ResolvedLineItem, ResolvedOrder};
 pub use snapshot::StoreSnapshot;
 pub use violation::{

@@ -66,9 +66,13 @@ use super::violation::{Violation, ViolationKind};
 /// }
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let address = types::AddressInput::new(
-///     "Springfield".parse()?, "US".parse()?, "IL".into(), "1 Main St".parse()?, "62701".into(),
-/// );
+/// let address = types::AddressInput::new(types::AddressInputRequired {
+///     city_or_town: "Springfield".parse()?,
+///     country: "US".parse()?,
+///     state_or_province: "IL".into(),
+///     street_address: "1 Main St".parse()?,
+///     zip_or_postal_code: "62701".into(),
+/// });
 /// let ship_to = types::ShippingAddressInput::new(address, "Ada".into(), "Lovelace".parse()?);
 /// let mut item = types::LineItemInput::new(NonZeroU64::new(2).ok_or("zero")?);
 /// item.product_variant_id = Some("var_123".into());

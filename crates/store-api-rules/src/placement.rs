@@ -182,32 +182,50 @@ impl From<&types::Decoration> for Placement {
     }
 }
 
+/// An image's size in pixels: what [`Placement::fit`] keeps the aspect ratio of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageSize {
+    /// Width, pixels.
+    pub width_px: u32,
+    /// Height, pixels.
+    pub height_px: u32,
+}
+
+impl ImageSize {
+    /// An image of `width_px` by `height_px` pixels.
+    pub fn new(width_px: u32, height_px: u32) -> Self {
+        Self {
+            width_px,
+            height_px,
+        }
+    }
+}
+
 impl Placement {
-    /// The largest placement of an image of `image_px_width` by `image_px_height` pixels inside `area`
-    /// that keeps the image's aspect ratio (the service does not preserve it for you), aligned as asked.
+    /// The largest placement of an image of `image`'s size inside `area` that keeps the image's
+    /// aspect ratio (the service does not preserve it for you), aligned as asked.
     ///
     /// `None` when a pixel dimension is 0 or the area is empty (not finite and positive).
     ///
     /// ```
-    /// use store_api_rules::{Align, Placement, PrintArea};
+    /// use store_api_rules::{Align, ImageSize, Placement, PrintArea};
     ///
     /// // A 1200 x 600 px logo on a 12 x 16 in shirt front, against the top edge.
     /// let area = PrintArea::new(12.0, 16.0);
-    /// let placement = Placement::fit(area, 1200, 600, Align::Top).unwrap();
+    /// let placement = Placement::fit(area, ImageSize::new(1200, 600), Align::Top).unwrap();
     /// assert_eq!((placement.width, placement.height), (12.0, 6.0));
     /// assert_eq!(placement.vertical_offset_from_top, 0.0);
     /// assert!(placement.check(area).is_ok());
     ///
     /// // Centered both ways instead.
-    /// let centered = Placement::fit(area, 1200, 600, Align::Center).unwrap();
+    /// let centered = Placement::fit(area, ImageSize::new(1200, 600), Align::Center).unwrap();
     /// assert_eq!(centered.vertical_offset_from_top, 5.0);
     /// ```
-    pub fn fit(
-        area: PrintArea,
-        image_px_width: u32,
-        image_px_height: u32,
-        align: Align,
-    ) -> Option<Placement> {
+    pub fn fit(area: PrintArea, image: ImageSize, align: Align) -> Option<Placement> {
+        let ImageSize {
+            width_px: image_px_width,
+            height_px: image_px_height,
+        } = image;
         if image_px_width == 0 || image_px_height == 0 || !area.is_usable() {
             return None;
         }
@@ -561,7 +579,10 @@ mod tests {
             PrintArea::from(&types::DecorationLocation::default()),
         ] {
             assert_eq!(verdict(p.check(area)), Verdict::Larger, "{area:?}");
-            assert_eq!(Placement::fit(area, 10, 10, Align::Center), None);
+            assert_eq!(
+                Placement::fit(area, ImageSize::new(10, 10), Align::Center),
+                None
+            );
             assert_eq!(Placement::center(1.0, 1.0, area), None);
         }
     }
@@ -569,9 +590,15 @@ mod tests {
     #[test]
     fn fit_rejects_empty_images_and_fills_one_side() {
         let area = PrintArea::new(10.0, 10.0);
-        assert_eq!(Placement::fit(area, 0, 10, Align::Top), None);
-        assert_eq!(Placement::fit(area, 10, 0, Align::Top), None);
-        let tall = Placement::fit(area, 100, 400, Align::Center).unwrap();
+        assert_eq!(
+            Placement::fit(area, ImageSize::new(0, 10), Align::Top),
+            None
+        );
+        assert_eq!(
+            Placement::fit(area, ImageSize::new(10, 0), Align::Top),
+            None
+        );
+        let tall = Placement::fit(area, ImageSize::new(100, 400), Align::Center).unwrap();
         assert_eq!(tall, placement(2.5, 10.0, 0.0, 0.0));
     }
 
@@ -597,13 +624,13 @@ mod tests {
 
     #[test]
     fn placement_round_trips_through_a_decoration() {
-        let mut decoration = types::Decoration::new(
-            "art".into(),
-            "front".into(),
-            store_api_raw::open::DecorationMethod::DirectToGarment,
-            1.0,
-            1.0,
-        );
+        let mut decoration = types::Decoration::new(types::DecorationRequired {
+            artwork_id: "art".into(),
+            decoration_location: "front".into(),
+            decoration_method: store_api_raw::open::DecorationMethod::DirectToGarment,
+            physical_height: 1.0,
+            physical_width: 1.0,
+        });
         let p = placement(3.0, 2.0, -1.0, 0.5);
         p.apply_to(&mut decoration);
         assert_eq!(Placement::from(&decoration), p);
@@ -630,7 +657,7 @@ mod tests {
             top in any::<bool>(),
         ) {
             let align = if top { Align::Top } else { Align::Center };
-            let p = Placement::fit(area, px_width, px_height, align).unwrap();
+            let p = Placement::fit(area, ImageSize::new(px_width, px_height), align).unwrap();
             prop_assert_eq!(p.check(area), Ok(()));
             // Aspect ratio kept, and the design touches the area on at least one side.
             let expected_ratio = f64::from(px_width) / f64::from(px_height);

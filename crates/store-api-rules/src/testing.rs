@@ -15,6 +15,7 @@ use store_api_raw::types;
 use super::address::check_address;
 use super::context::OrderContext;
 use super::lookup;
+use super::placement::PrintArea;
 
 /// An in-memory store: products, blanks visible to the store, and artwork ids. Lookups scan the lists.
 #[derive(Clone, Debug, Default)]
@@ -61,11 +62,10 @@ impl TestCatalog {
 
         let mut blank_tee = catalog_product(
             "cp_tee",
-            &[Dtg, Screen, Embroidery],
             vec![
-                location("front", &[Dtg, Screen], 12.0, 16.0),
-                location("back", &[Dtg], 12.0, 16.0),
-                location("left_chest", &[Embroidery, Dtg], 4.0, 4.0),
+                location("front", &[Dtg, Screen], PrintArea::new(12.0, 16.0)),
+                location("back", &[Dtg], PrintArea::new(12.0, 16.0)),
+                location("left_chest", &[Embroidery, Dtg], PrintArea::new(4.0, 4.0)),
             ],
             &["cv_tee_white_m", "cv_tee_black_m", "cv_tee_old"],
         );
@@ -78,8 +78,7 @@ impl TestCatalog {
         }
         let mut retired = catalog_product(
             "cp_retired",
-            &[Dtg],
-            vec![location("front", &[Dtg], 10.0, 10.0)],
+            vec![location("front", &[Dtg], PrintArea::new(10.0, 10.0))],
             &["cv_retired"],
         );
         retired.is_discontinued = Some(true);
@@ -165,16 +164,20 @@ pub fn product_variant(id: &str, sku: &str) -> types::ProductVariant {
     variant
 }
 
-/// A blank supporting `methods`, with `locations` and one variant per id, none discontinued.
+/// A blank with `locations` (its decoration methods: every method of its locations, in the order
+/// first met) and one variant per id, none discontinued.
 pub fn catalog_product(
     id: &str,
-    methods: &[DecorationMethod],
     locations: Vec<types::DecorationLocation>,
     variant_ids: &[&str],
 ) -> types::CatalogProduct {
     let mut blank = types::CatalogProduct::new(id.to_owned());
+    for method in locations.iter().flat_map(|l| &l.decoration_methods) {
+        if !blank.decoration_methods.contains(method) {
+            blank.decoration_methods.push(method.clone());
+        }
+    }
     blank.decoration_locations = locations;
-    blank.decoration_methods = methods.to_vec();
     blank.is_discontinued = Some(false);
     blank.name = Some(format!("Blank {id}"));
     blank.variants = variant_ids
@@ -188,18 +191,17 @@ pub fn catalog_product(
     blank
 }
 
-/// A decoration location of `width` by `height` inches allowing `methods`.
+/// A decoration location named `name`, of the size of `area`, allowing `methods`.
 pub fn location(
     name: &str,
     methods: &[DecorationMethod],
-    width: f64,
-    height: f64,
+    area: PrintArea,
 ) -> types::DecorationLocation {
     let mut location = types::DecorationLocation::new();
     location.decoration_location = Some(name.to_owned());
     location.decoration_methods = methods.to_vec();
-    location.physical_height = Some(height);
-    location.physical_width = Some(width);
+    location.physical_height = Some(area.height);
+    location.physical_width = Some(area.width);
     location
 }
 
@@ -242,24 +244,48 @@ pub fn custom_item(
     item
 }
 
-/// A decoration of `width` by `height` inches at the top of the location, horizontally centered.
-pub fn decoration(
-    location: &str,
+/// A decoration of `artwork_id` at `location`, printed with `method`; [`DecorationDraft::size`]
+/// sizes it.
+pub fn decoration<'a>(
+    location: &'a str,
     method: DecorationMethod,
-    artwork_id: &str,
-    width: f64,
-    height: f64,
-) -> types::Decoration {
-    let mut decoration = types::Decoration::new(
-        artwork_id.to_owned(),
-        location.to_owned(),
+    artwork_id: &'a str,
+) -> DecorationDraft<'a> {
+    DecorationDraft {
+        location,
         method,
-        height,
-        width,
-    );
-    decoration.horizontal_offset_from_center = 0.0;
-    decoration.vertical_offset_from_top = 0.0;
-    decoration
+        artwork_id,
+    }
+}
+
+/// A [`decoration`] without its size yet.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct DecorationDraft<'a> {
+    location: &'a str,
+    method: DecorationMethod,
+    artwork_id: &'a str,
+}
+
+impl DecorationDraft<'_> {
+    /// The decoration, `width` by `height` inches, at the top of the location, horizontally centered.
+    pub fn size(self, width: f64, height: f64) -> types::Decoration {
+        let DecorationDraft {
+            location,
+            method,
+            artwork_id,
+        } = self;
+        let mut decoration = types::Decoration::new(types::DecorationRequired {
+            artwork_id: artwork_id.to_owned(),
+            decoration_location: location.to_owned(),
+            decoration_method: method,
+            physical_height: height,
+            physical_width: width,
+        });
+        decoration.horizontal_offset_from_center = 0.0;
+        decoration.vertical_offset_from_top = 0.0;
+        decoration
+    }
 }
 
 /// A valid US shipping address (Springfield, IL): Ada Lovelace, 1 Main St, 62701, checked by the same
@@ -269,13 +295,13 @@ pub fn decoration(
 ///
 /// Never: the literals are valid (a test of this crate holds them to the address rules).
 pub fn shipping_address() -> types::ShippingAddressInput {
-    let address = types::AddressInput::new(
-        "Springfield".parse().expect("a non-empty city"),
-        "US".parse().expect("a two-character country"),
-        "IL".to_owned(),
-        "1 Main St".parse().expect("a non-empty street"),
-        "62701".to_owned(),
-    );
+    let address = types::AddressInput::new(types::AddressInputRequired {
+        city_or_town: "Springfield".parse().expect("a non-empty city"),
+        country: "US".parse().expect("a two-character country"),
+        state_or_province: "IL".to_owned(),
+        street_address: "1 Main St".parse().expect("a non-empty street"),
+        zip_or_postal_code: "62701".to_owned(),
+    });
     let mut violations = Vec::new();
     check_address(&address, &mut violations);
     assert!(violations.is_empty(), "{violations:?}");

@@ -58,7 +58,7 @@ fn check(case: Case, ctx: &TestCatalog) {
 }
 
 fn tee_front(method: DecorationMethod, width: f64, height: f64) -> types::Decoration {
-    decoration("front", method, "art_logo", width, height)
+    decoration("front", method, "art_logo").size(width, height)
 }
 
 fn custom(decorations: Vec<types::Decoration>) -> types::LineItemInput {
@@ -227,8 +227,8 @@ fn custom_item_cases() -> Vec<Case> {
             name: "mixed methods",
             order: after_valid(custom(vec![
                 valid_decoration(),
-                decoration("back", Dtg, "art_logo", 4.0, 4.0),
-                decoration("left_chest", Embroidery, "art_logo", 4.0, 4.0),
+                decoration("back", Dtg, "art_logo").size(4.0, 4.0),
+                decoration("left_chest", Embroidery, "art_logo").size(4.0, 4.0),
             ])),
             kind: ViolationKind::MixedDecorationMethods,
             path: "lineItems.1.decorations.2.decorationMethod",
@@ -238,8 +238,8 @@ fn custom_item_cases() -> Vec<Case> {
             name: "location repeated",
             order: after_valid(custom(vec![
                 valid_decoration(),
-                decoration("back", Dtg, "art_logo", 4.0, 4.0),
-                decoration("front", Dtg, "art_text", 2.0, 2.0),
+                decoration("back", Dtg, "art_logo").size(4.0, 4.0),
+                decoration("front", Dtg, "art_text").size(2.0, 2.0),
             ])),
             kind: ViolationKind::DuplicateDecorationLocation,
             path: "lineItems.1.decorations.2.decorationLocation",
@@ -271,7 +271,7 @@ fn custom_item_cases() -> Vec<Case> {
             name: "discontinued blank",
             order: after_valid(custom_item(
                 "cv_retired",
-                vec![decoration("front", Dtg, "art_logo", 5.0, 5.0)],
+                vec![decoration("front", Dtg, "art_logo").size(5.0, 5.0)],
             )),
             kind: ViolationKind::CatalogVariantUnavailable,
             path: "lineItems.1.catalogProductVariantId",
@@ -282,8 +282,8 @@ fn custom_item_cases() -> Vec<Case> {
             name: "artworks of another store",
             order: after_valid(custom(vec![
                 valid_decoration(),
-                decoration("back", Dtg, "art_other", 4.0, 4.0),
-                decoration("left_chest", Dtg, "art_gone", 4.0, 4.0),
+                decoration("back", Dtg, "art_other").size(4.0, 4.0),
+                decoration("left_chest", Dtg, "art_gone").size(4.0, 4.0),
             ])),
             kind: ViolationKind::ArtworksNotFound,
             path: "lineItems.1.decorations.1.artworkId",
@@ -311,13 +311,9 @@ fn custom_item_cases() -> Vec<Case> {
         },
         Case {
             name: "location the blank lacks",
-            order: after_valid(custom(vec![decoration(
-                "cap_front",
-                Dtg,
-                "art_logo",
-                4.0,
-                4.0,
-            )])),
+            order: after_valid(custom(vec![
+                decoration("cap_front", Dtg, "art_logo").size(4.0, 4.0),
+            ])),
             kind: ViolationKind::LocationNotAvailableForProduct,
             path: "lineItems.1.decorations.0.decorationLocation",
             message: "The print location is not available for the catalog product: decorationLocation cap_front, \
@@ -341,13 +337,9 @@ fn custom_item_cases() -> Vec<Case> {
         },
         Case {
             name: "design taller than the area",
-            order: after_valid(custom(vec![decoration(
-                "left_chest",
-                Embroidery,
-                "art_logo",
-                3.0,
-                4.5,
-            )])),
+            order: after_valid(custom(vec![
+                decoration("left_chest", Embroidery, "art_logo").size(3.0, 4.5),
+            ])),
             kind: ViolationKind::DesignLargerThanPrintArea,
             path: "lineItems.1.decorations.0.physicalHeight",
             message: "The design is larger than the print area for the print location: decorationLocation \
@@ -380,7 +372,7 @@ fn custom_item_cases() -> Vec<Case> {
 fn field_cases() -> Vec<Case> {
     let decorated = |change: fn(&mut types::Decoration)| {
         after_valid(custom(vec![
-            decoration("back", Dtg, "art_logo", 4.0, 4.0),
+            decoration("back", Dtg, "art_logo").size(4.0, 4.0),
             with(tee_front(Dtg, 10.0, 10.0), change),
         ]))
     };
@@ -555,20 +547,19 @@ fn a_valid_mixed_order_passes() {
             }),
             custom(vec![
                 tee_front(Dtg, 12.0, 16.0),
-                with(decoration("left_chest", Dtg, "art_text", 3.0, 2.0), |d| {
-                    d.horizontal_offset_from_center = -0.5;
-                    d.vertical_offset_from_top = 2.0;
-                }),
+                with(
+                    decoration("left_chest", Dtg, "art_text").size(3.0, 2.0),
+                    |d| {
+                        d.horizontal_offset_from_center = -0.5;
+                        d.vertical_offset_from_top = 2.0;
+                    },
+                ),
             ]),
             // A sku on a custom item is not named by any rule.
             with(
-                custom(vec![decoration(
-                    "left_chest",
-                    Embroidery,
-                    "art_logo",
-                    4.0,
-                    4.0,
-                )]),
+                custom(vec![
+                    decoration("left_chest", Embroidery, "art_logo").size(4.0, 4.0),
+                ]),
                 |item| {
                     item.sku = Some("TEE-S".into());
                 },
@@ -691,7 +682,7 @@ fn independent_problems_of_one_item_are_all_reported_and_dependent_ones_skipped(
     // Unknown blank: its artworks are still checked, its decorations against the blank are not.
     let unknown_blank = order(vec![custom_item(
         "cv_nope",
-        vec![decoration("cap_front", Engraving, "art_other", 40.0, 40.0)],
+        vec![decoration("cap_front", Engraving, "art_other").size(40.0, 40.0)],
     )]);
     let kinds: Vec<ViolationKind> = violations_of(&unknown_blank, &ctx)
         .iter()
@@ -706,13 +697,9 @@ fn independent_problems_of_one_item_are_all_reported_and_dependent_ones_skipped(
     );
 
     // Method and location both missing from the blank: both reported, the location's own list is not.
-    let both_missing = order(vec![custom(vec![decoration(
-        "cap_front",
-        Engraving,
-        "art_logo",
-        4.0,
-        4.0,
-    )])]);
+    let both_missing = order(vec![custom(vec![
+        decoration("cap_front", Engraving, "art_logo").size(4.0, 4.0),
+    ])]);
     let kinds: Vec<ViolationKind> = violations_of(&both_missing, &ctx)
         .iter()
         .map(|v| v.kind)
@@ -855,8 +842,13 @@ fn decoration_strategy() -> impl Strategy<Value = types::Decoration> {
     )
         .prop_map(
             |(location, method, artwork, width, height, horizontal, vertical)| {
-                let mut decoration =
-                    types::Decoration::new(artwork, location, method, height, width);
+                let mut decoration = types::Decoration::new(types::DecorationRequired {
+                    artwork_id: artwork,
+                    decoration_location: location,
+                    decoration_method: method,
+                    physical_height: height,
+                    physical_width: width,
+                });
                 decoration.horizontal_offset_from_center = horizontal;
                 decoration.vertical_offset_from_top = vertical;
                 decoration

@@ -579,4 +579,123 @@ mod tests {
         assert_eq!(after.ok(), Some(Processed::Duplicate));
         assert_eq!(runs.load(Ordering::SeqCst), 1, "the handler ran once");
     }
+
+    /// A `MemoryDedupe` whose renewals fail (the store does not answer) when `failing` says so of
+    /// their number (0 for the first); it records when each renewal was sent.
+    struct FailingRenewals {
+        inner: MemoryDedupe,
+        failing: fn(usize) -> bool,
+        sent: std::sync::Mutex<Vec<Instant>>,
+    }
+
+    impl FailingRenewals {
+        fn new(lease: Duration, failing: fn(usize) -> bool) -> Self {
+            Self {
+                inner: MemoryDedupe::new(8).with_lease(lease),
+                failing,
+                sent: std::sync::Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    impl Dedupe for FailingRenewals {
+        fn lease(&self) -> Duration {
+            self.inner.lease()
+        }
+
+        fn begin<'a>(&'a self, event_id: &'a str) -> DedupeFuture<'a, Claim> {
+            self.inner.begin(event_id)
+        }
+
+        fn renew<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+            let number = {
+                let mut sent = self.sent.lock().unwrap();
+                sent.push(Instant::now());
+                sent.len() - 1
+            };
+            if (self.failing)(number) {
+                return Box::pin(std::future::ready(Err(DedupeError::new(
+                    "the store did not answer",
+                ))));
+            }
+            self.inner.renew(event_id, token)
+        }
+
+        fn complete<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, bool> {
+            self.inner.complete(event_id, token)
+        }
+
+        fn abandon<'a>(&'a self, event_id: &'a str, token: ClaimToken) -> DedupeFuture<'a, ()> {
+            self.inner.abandon(event_id, token)
+        }
+    }
+
+    // A renewal the store did not answer is tried again at the next tick: the claim is kept (in the
+    // store and in the lease) as long as a renewal succeeds within the lease (issue 39: cargo-mutants'
+    // `still_held` → `false`, which stopped renewing at the first failure).
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_renewal_is_tried_again_and_the_claim_kept() {
+        let lease = Duration::from_secs(3);
+        let store = Arc::new(FailingRenewals::new(lease, |number| number == 0));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let first = {
+            let (store, runs) = (store.clone(), runs.clone());
+            tokio::spawn(async move {
+                process_once(&*store, "evt_1", |lease: Lease| async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    Ok::<_, String>(lease.is_held())
+                })
+                .await
+            })
+        };
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let again = process_once(&*store, "evt_1", |_lease| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(true)
+        })
+        .await;
+        assert_eq!(
+            again.ok(),
+            Some(Processed::InProgress),
+            "past the first lease, the claim renewed after one failure still holds"
+        );
+        let first = first.await.unwrap();
+        assert_eq!(first.ok(), Some(Processed::Done(true)), "the lease held");
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert!(
+            store.sent.lock().unwrap().len() >= 9,
+            "renewed every second"
+        );
+    }
+
+    // While the store does not answer, the claim counts as held until its deadline; once that passed,
+    // the lease is lost and no renewal is sent any more: lost stays lost, and renewing would only keep
+    // other deliveries waiting (issue 39: cargo-mutants' `still_held` → `true`, which went on renewing).
+    #[tokio::test(start_paused = true)]
+    async fn renewals_stop_once_the_lease_ran_out_while_the_store_failed() {
+        let lease = Duration::from_secs(3);
+        let store = FailingRenewals::new(lease, |_| true);
+        let start = Instant::now();
+        let outcome = process_once(&store, "evt_1", |lease: Lease| async move {
+            assert!(lease.is_held());
+            lease.lost().await;
+            let lost_at = Instant::now();
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok::<_, String>((lost_at, lease.is_held()))
+        })
+        .await;
+        let Ok(Processed::Done((lost_at, held))) = outcome else {
+            panic!("the handler ran and succeeded: {outcome:?}");
+        };
+        assert_eq!(lost_at, start + lease, "lost at the claim's deadline");
+        assert!(!held, "lost stays lost");
+        let sent = store.sent.lock().unwrap();
+        assert!(!sent.is_empty());
+        assert!(
+            sent.iter().all(|&at| at <= start + lease),
+            "renewals sent after the lease ran out: {:?}",
+            sent.iter().map(|at| *at - start).collect::<Vec<_>>()
+        );
+    }
 }

@@ -33,6 +33,9 @@ pub struct Event {
     pub created_at: Option<DateTime<Utc>>,
 }
 
+/// The id of an [`Event::new`].
+pub const TEST_EVENT_ID: &str = "evt_test";
+
 /// The resource an event is about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -60,15 +63,11 @@ pub enum Resource<'a> {
 }
 
 impl Event {
-    /// An event with `is_test` false and no creation time, for tests of your own handlers.
-    pub fn new(
-        id: impl Into<String>,
-        store_id: impl Into<String>,
-        topic: Topic,
-        resource_id: impl Into<String>,
-    ) -> Self {
+    /// An event of store `store_id` about `resource_id`, for tests of your own handlers: its id is
+    /// [`TEST_EVENT_ID`] (set `id` to tell several apart), `is_test` false, no creation time.
+    pub fn new(store_id: impl Into<String>, topic: Topic, resource_id: impl Into<String>) -> Self {
         Self {
-            id: id.into(),
+            id: TEST_EVENT_ID.to_owned(),
             store_id: store_id.into(),
             topic,
             data: EventData {
@@ -84,7 +83,7 @@ impl Event {
     /// ```
     /// use store_api_webhooks::{Event, Resource, Topic};
     ///
-    /// let event = Event::new("evt_1", "store_1", Topic::OrdersUpdate, "ord_1");
+    /// let event = Event::new("store_1", Topic::OrdersUpdate, "ord_1");
     /// match event.resource() {
     ///     Resource::Order(id) => assert_eq!(id, "ord_1"),
     ///     Resource::Product(_) => unreachable!("an orders_* topic"),
@@ -123,11 +122,16 @@ impl From<WebhookEvent> for Event {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use store_api_raw::types::WebhookEventData;
+    use store_api_raw::types::{WebhookEventData, WebhookEventRequired};
 
     fn wire_event(topic: Topic, is_test: Option<bool>, with_time: bool) -> WebhookEvent {
         let data = WebhookEventData::new("res_1".into());
-        let mut event = WebhookEvent::new(data, "evt_1".into(), "store_1".into(), topic);
+        let mut event = WebhookEvent::new(WebhookEventRequired {
+            data,
+            id: "evt_1".into(),
+            store_id: "store_1".into(),
+            topic,
+        });
         event.is_test = is_test;
         event.created_at = with_time.then(|| "2026-08-01T12:00:00Z".parse().unwrap());
         event
@@ -163,7 +167,9 @@ mod tests {
             r#"{"id":"e","storeId":"s","topic":"orders_create","data":{"id":"o","extra":1},"newField":[1,2]}"#,
         )
         .unwrap();
-        assert_eq!(event, Event::new("e", "s", Topic::OrdersCreate, "o"));
+        let mut expected = Event::new("s", Topic::OrdersCreate, "o");
+        expected.id = "e".into();
+        assert_eq!(event, expected);
     }
 
     #[test]
@@ -183,7 +189,7 @@ mod tests {
             ),
         ];
         for (topic, expected) in cases {
-            let event = Event::new("e", "s", Topic::from(topic), "r");
+            let event = Event::new("s", Topic::from(topic), "r");
             assert_eq!(event.resource(), expected, "{topic}");
         }
     }

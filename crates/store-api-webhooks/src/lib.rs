@@ -13,7 +13,7 @@ mod signature;
 mod verifier;
 
 pub use error::{PayloadError, WebhookError};
-pub use event::{Event, EventData, Resource, Topic};
+pub use event::{Event, EventData, Resource, TEST_EVENT_ID, Topic};
 #[cfg(feature = "client")]
 pub use follow_up::{FollowUp, follow_up, keep_store_cache};
 pub use signature::{SIGNATURE_HEADER, sign};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use store_api_raw::KeyHandle;
-use store_api_raw::hooks::set_api_key;
+use store_api_raw::auth::set_api_key;
 
 use crate::config::{ConfigError, EnvSettings};
 use crate::error::{Error, Result};
@@ -16,7 +16,6 @@ use crate::handle::Inner;
 use crate::hook::RequestHook;
 use crate::limiter::Limiter;
 use crate::network::{Network, ReqwestNetwork};
-use crate::operation::operation;
 use crate::ratelimit::RateLimiter;
 use crate::resources::{Artworks, Catalog, Orders, Products};
 use crate::retry::RetryPolicy;
@@ -134,8 +133,31 @@ impl Client {
     /// the key the [`key_handle`](Self::key_handle) holds now, so after a rotation it confirms the new
     /// key (an [`Error::Unauthorized`] means the service does not accept it).
     pub async fn status(&self) -> Result<crate::model::StatusResult> {
-        let request = operation!(self, get_status(&self.inner.store_id))?;
+        let inner = &self.inner;
+        let request = crate::operation::built(store_api_raw::requests::get_status(
+            &inner.base_url,
+            &inner.store_id,
+        ))?;
         crate::operation::send(self, request).await
+    }
+
+    /// The items of any resource the API lists and reads by id ([`Listed`](crate::Listed)): what
+    /// [`catalog`](Self::catalog), [`products`](Self::products), [`artworks`](Self::artworks) and
+    /// [`orders`](Self::orders) name, and any list-and-get pair the spec adds, from its generated
+    /// requests alone.
+    ///
+    /// ```no_run
+    /// # async fn run(client: store_api::Client) -> Result<(), store_api::Error> {
+    /// use store_api::ListOrdersQuery;
+    /// use store_api::model::Order;
+    ///
+    /// let page = client.collection::<Order>().list(&ListOrdersQuery::new().limit(5)).await?;
+    /// # let _ = page;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn collection<T: crate::Listed>(&self) -> crate::Collection<'_, T> {
+        crate::Collection::new(self)
     }
 
     /// The blanks available to the store.
@@ -453,7 +475,7 @@ impl ClientBuilder {
             .ok_or_else(|| Error::invalid_argument("an API key is required"))?;
         // Refused here rather than on every request (a rotation to such a key is refused per attempt).
         set_api_key(&mut reqwest::header::HeaderMap::new(), &api_key.current())
-            .map_err(Error::invalid_argument)?;
+            .map_err(|e| Error::invalid_argument(e.to_string()))?;
         let store_id = self
             .store_id
             .filter(|s| !s.is_empty())
@@ -494,7 +516,7 @@ impl ClientBuilder {
             })?;
         let network = self
             .network
-            .unwrap_or_else(|| Arc::new(ReqwestNetwork::new(http.clone())));
+            .unwrap_or_else(|| Arc::new(ReqwestNetwork::with_client(http)));
         let origin = parsed.origin();
         let limiter = self
             .limiter
@@ -525,7 +547,6 @@ impl ClientBuilder {
             .clamped();
         Ok(Client {
             inner: Arc::new(Inner {
-                http,
                 store_id,
                 base_url,
                 submit_policy,

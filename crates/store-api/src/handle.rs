@@ -31,8 +31,6 @@ pub struct Client {
 }
 
 pub(crate) struct Inner {
-    /// The HTTP client the generated code builds requests with (the default network sends with it too).
-    pub http: reqwest::Client,
     pub store_id: String,
     pub base_url: String,
     pub submit_policy: RetryPolicy,

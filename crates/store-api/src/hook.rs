@@ -3,8 +3,8 @@
 //! [`Attempt`](crate::Attempt) (one POST of an order, which may itself take several tries).
 //!
 //! Every request of a [`Client`](crate::Client), retries, [`Orders::submit`](crate::Orders::submit)'s
-//! attempts, [`doctor`](crate::doctor)'s probes and [`Client::request`](crate::Client::request)
-//! included, goes through one place (the transport's `send_once`); the hooks run there, after
+//! attempts and [`Client::request`](crate::Client::request) (a single attempt or with another key
+//! too) included, goes through one place (the transport's `send_once`); the hooks run there, after
 //! the rate limiter let the try go, so the duration they see is the try's own.
 
 use std::fmt;
@@ -73,8 +73,8 @@ pub struct TryInfo {
     /// The HTTP method.
     pub method: Method,
     /// The snake_case operation id of the route the request takes (`list_orders`, `create_order`), or
-    /// `api` for a request of [`Client::request`](crate::Client::request) (or `doctor`'s probe of an
-    /// unserved path) that matches no operation of the spec.
+    /// `api` for a request of [`Client::request`](crate::Client::request) that matches no operation
+    /// of the spec (such as `store_api_conformance::probe`'s probe of an unserved path).
     pub operation_id: &'static str,
     /// The operation's path template, from `store_api_raw::contract` (`"unknown"` if it has none).
     pub path_template: &'static str,

@@ -5,7 +5,6 @@
 mod client;
 mod config;
 mod difference;
-pub mod doctor;
 mod error;
 mod handle;
 pub mod hook;
@@ -15,10 +14,10 @@ pub mod network;
 mod new_order;
 mod operation;
 mod pages;
-mod query;
 mod ratelimit;
 mod request;
 mod resources;
+mod response;
 mod retry;
 mod settings;
 pub mod store_cache;
@@ -35,18 +34,19 @@ pub use difference::Difference;
 pub use error::{Error, Result};
 pub use limiter::{Limiter, LimiterFuture};
 pub use new_order::{
-    BuildError, CustomItem, Design, IdentifiedOrder, NewOrder, OrderBuilder, ShipTo, ShipToAddress,
+    AddressLines, BuildError, CustomItem, Design, IdentifiedOrder, NewOrder, OrderBuilder, ShipTo,
+    ShipToAddress,
 };
-pub use pages::Page;
-pub use query::{
-    ArtworkQuery, ArtworkSort, CatalogQuery, MAX_PAGE_SIZE, OrderQuery, OrderSort, ProductQuery,
-    ProductSort,
-};
+pub use pages::{MAX_PAGE_SIZE, Page};
 pub use ratelimit::RateLimiter;
-pub use request::{ApiRequest, ApiResponse};
+pub use request::ApiRequest;
 pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
+pub use response::ApiResponse;
 pub use retry::{Jitter, RetryPolicy};
 pub use settings::MAX_DURATION_SETTING;
+pub use store_api_raw::requests::{
+    ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery, ListProductsQuery,
+};
 pub use store_api_raw::tls::install_crypto_provider;
 pub use store_api_raw::{ApiKey, KeyHandle};
 pub use submit::{

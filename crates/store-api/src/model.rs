@@ -27,45 +27,6 @@ pub use store_api_raw::types::{
     ProductVariant, ShippingAddress, SortDirection, StatusResult, TrackingInfo,
 };
 
-/// Something with an id (for de-duplicating pages): the item types the service lists.
-///
-/// Sealed: implemented for [`Order`], [`Product`], [`CatalogProduct`] and [`Artwork`] only, as the
-/// supertrait of [`Listed`](crate::Listed).
-pub trait Identified: sealed::Sealed {
-    /// The resource's id.
-    fn id(&self) -> &str;
-}
-
-/// The seal of [`Identified`]: public in a private module, so nothing outside this crate implements it.
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Order {}
-    impl Sealed for super::Product {}
-    impl Sealed for super::CatalogProduct {}
-    impl Sealed for super::Artwork {}
-}
-
-impl Identified for Order {
-    fn id(&self) -> &str {
-        &self.id
-    }
-}
-impl Identified for Product {
-    fn id(&self) -> &str {
-        &self.id
-    }
-}
-impl Identified for CatalogProduct {
-    fn id(&self) -> &str {
-        &self.id
-    }
-}
-impl Identified for Artwork {
-    fn id(&self) -> &str {
-        &self.id
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,9 +88,28 @@ pub struct ReqwestNetwork {
 }
 
 impl ReqwestNetwork {
+    /// A network over a reqwest client of its own that follows no redirect (what a recorder of
+    /// traffic or a [`Network`] wrapper sends the real exchanges with).
+    ///
+    /// ```
+    /// let network = store_api::network::ReqwestNetwork::new()?;
+    /// # let _ = network;
+    /// # Ok::<(), store_api::Error>(())
+    /// ```
+    pub fn new() -> crate::Result<ReqwestNetwork> {
+        crate::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| {
+                crate::Error::invalid_argument_from(format!("cannot build the HTTP client: {e}"), e)
+            })?;
+        Ok(ReqwestNetwork { http })
+    }
+
     /// A network that sends with `http`, which must have been built with
     /// `redirect(reqwest::redirect::Policy::none())`; the client's builder does so.
-    pub(crate) fn new(http: reqwest::Client) -> ReqwestNetwork {
+    pub(crate) fn with_client(http: reqwest::Client) -> ReqwestNetwork {
         ReqwestNetwork { http }
     }
 }

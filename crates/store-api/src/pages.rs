@@ -12,7 +12,12 @@ use std::pin::Pin;
 use futures::Stream;
 
 use crate::error::Result;
-use crate::model::Identified;
+use store_api_raw::requests::GetById;
+
+/// Largest page size the service accepts (the spec's `limit` maximum).
+pub const MAX_PAGE_SIZE: u64 = store_api_raw::contract::PAGE_SIZE_MAX;
+/// Page size when streaming every page: the largest, for the fewest requests.
+pub(crate) const STREAM_PAGE_SIZE: u64 = MAX_PAGE_SIZE;
 
 /// One page of a list, with the envelope's counts.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,9 +50,7 @@ struct Walk<T> {
 
 /// A lazy stream of every item of a list, de-duplicated by id, fetching one page at a time under the
 /// client's rate limiter.
-pub(crate) fn items<T: Identified + Send + 'static>(
-    fetch: Fetcher<T>,
-) -> impl Stream<Item = Result<T>> + Send {
+pub(crate) fn items<T: GetById>(fetch: Fetcher<T>) -> impl Stream<Item = Result<T>> + Send {
     let walk = Walk {
         fetch,
         next_page: 1,

@@ -1,13 +1,13 @@
 //! The escape hatch: any request to the service, sent the way the client sends its own.
 
-use bytes::Bytes;
 use reqwest::Method;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde::de::DeserializeOwned;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use store_api_raw::ApiKey;
 use store_api_raw::contract::{OPERATIONS, VERSION_PREFIX};
 
 use crate::error::{Error, Result};
 use crate::handle::Client;
+use crate::response::ApiResponse;
 use crate::transport::{KeyChoice, Retries};
 
 impl Client {
@@ -56,6 +56,8 @@ impl Client {
             method,
             path: path.to_owned(),
             body: None,
+            key: KeyChoice::Current,
+            retries: Retries::ClientPolicy,
         }
     }
 }
@@ -68,6 +70,8 @@ pub struct ApiRequest<'c> {
     method: Method,
     path: String,
     body: Option<Vec<u8>>,
+    key: KeyChoice,
+    retries: Retries,
 }
 
 impl ApiRequest<'_> {
@@ -75,6 +79,26 @@ impl ApiRequest<'_> {
     /// API reads). It is sent as given: it is not checked to be JSON.
     pub fn json_body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = Some(body.into());
+        self
+    }
+
+    /// Sends the request once, whatever the client's [retry policy](crate::RetryPolicy): a 429, a
+    /// 5xx or a timeout is what [`send`](Self::send) returns, never replayed. Everything else of the
+    /// one request path still applies (the limiter, the hooks, the timeout, the size cap, the origin
+    /// guard, the redirect refusal). For a check that must see the service's first answer
+    /// (`store_api_conformance::probe`), or a request that must not be sent twice.
+    pub fn single_attempt(mut self) -> Self {
+        self.retries = Retries::SingleAttempt;
+        self
+    }
+
+    /// Sends the request with `key` instead of the key the client's
+    /// [`key_handle`](Client::key_handle) holds: to see how the service answers another store's key,
+    /// or a key it cannot accept (`store_api_conformance::probe` asks for its 401 so). The key is
+    /// handled as the client's own: set in `X-API-Key` after the hooks, which never see it, and never
+    /// logged. The client's key handle is not changed.
+    pub fn api_key(mut self, key: ApiKey) -> Self {
+        self.key = KeyChoice::Given(key);
         self
     }
 
@@ -92,58 +116,11 @@ impl ApiRequest<'_> {
                 .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             *request.body_mut() = Some(body.into());
         }
-        let answer = self
-            .client
+        self.client
             .inner
             .transport
-            .send(request, &KeyChoice::Current, Retries::Reads)
-            .await?;
-        Ok(ApiResponse {
-            status: answer.status,
-            headers: answer.headers,
-            body: answer.body,
-        })
-    }
-}
-
-/// The answer to a [`Client::request`], read whole.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ApiResponse {
-    status: u16,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
-impl ApiResponse {
-    /// The HTTP status.
-    pub fn status(&self) -> u16 {
-        self.status
-    }
-
-    /// Whether the status is a success (2xx).
-    pub fn is_success(&self) -> bool {
-        (200..300).contains(&self.status)
-    }
-
-    /// The answer's headers.
-    pub fn headers(&self) -> &HeaderMap {
-        &self.headers
-    }
-
-    /// The body, as it came.
-    pub fn body(&self) -> &Bytes {
-        &self.body
-    }
-
-    /// The body, owned.
-    pub fn into_body(self) -> Bytes {
-        self.body
-    }
-
-    /// The body decoded from JSON as `T` ([`Error::Decode`] when it is not).
-    pub fn json<T: DeserializeOwned>(&self) -> Result<T> {
-        serde_json::from_slice(&self.body).map_err(|e| Error::decode_from(e.to_string(), e))
+            .send(request, &self.key, self.retries)
+            .await
     }
 }
 

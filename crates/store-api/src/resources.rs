@@ -3,41 +3,29 @@
 //! Each is a [`Collection`] of its item type: list, get, stream, pages and collect_all are written once
 //! here, and an item type says only how one page and one item are fetched ([`Listed`]).
 
-use std::future::Future;
 use std::marker::PhantomData;
 
 use futures::{Stream, TryStreamExt};
+use store_api_raw::requests::{self, GetById, ListOrdersQuery, ListPage, ListQuery, Listable};
 use store_api_raw::types;
 use store_api_rules::artwork_url::check_url;
 
 use crate::error::{Error, Result};
 use crate::handle::Client;
-use crate::model::{Artwork, CatalogProduct, Identified, Order, Product};
-use crate::operation::operation;
-use crate::pages::{self, Fetcher, Page};
-use crate::query::{ArtworkQuery, CatalogQuery, OrderQuery, ProductQuery, STREAM_PAGE_SIZE};
+use crate::model::{Artwork, CatalogProduct, Order, Product};
+use crate::operation::built;
+use crate::pages::{self, Fetcher, Page, STREAM_PAGE_SIZE};
 
-/// An item type the API lists by page and reads by id: how one page and one item are fetched.
+/// An item type the API lists by page and reads by id: every [`Listable`] type of the generated
+/// requests (the spec's list-and-get pairs: [`CatalogProduct`], [`Product`], [`Artwork`], [`Order`], and
+/// whatever the spec adds). [`Client::collection`] lists, streams and reads any of them; name it to
+/// write code generic over collections (`fn walk<T: Listed>(items: Collection<'_, T>, query: T::Query)`).
 ///
-/// Implemented for [`CatalogProduct`], [`Product`], [`Artwork`] and [`Order`]; the methods are the
-/// plumbing of [`Collection`], which is how they are meant to be called. Name it to write code generic
-/// over collections (`fn walk<T: Listed>(items: Collection<'_, T>, query: T::Query)`).
-///
-/// Sealed: only this crate's item types implement it (a page of another type is not something the
-/// service lists), so a method added to it is not a breaking change.
-pub trait Listed: sealed::Sealed + Identified + Send + Sized + 'static {
-    /// The query of the list.
-    type Query: Clone + Send + Sync + 'static;
+/// Implemented for every [`Listable`] type and nothing else (a blanket impl), so a method added to it
+/// is not a breaking change.
+pub trait Listed: Listable + Send + Sized + 'static {}
 
-    /// Fetches one page of `query` (the page the query names, or the first).
-    fn list(client: Client, query: Self::Query) -> impl Future<Output = Result<Page<Self>>> + Send;
-
-    /// Fetches one item by id.
-    fn get<'a>(client: &'a Client, id: &'a str) -> impl Future<Output = Result<Self>> + Send + 'a;
-
-    /// `query` set to page `page`, with its page size or `default_limit`.
-    fn with_stream_page(query: Self::Query, page: u64, default_limit: u64) -> Self::Query;
-}
+impl<T: Listable + Send + Sized + 'static> Listed for T {}
 
 /// The items of one resource of the store: `list`, `get`, `stream`, `pages` and `collect_all`.
 pub struct Collection<'a, T> {
@@ -84,12 +72,12 @@ impl<'a, T> Collection<'a, T> {
 impl<T: Listed> Collection<'_, T> {
     /// One page of `query`.
     pub async fn list(&self, query: &T::Query) -> Result<Page<T>> {
-        T::list(self.client.clone(), query.clone()).await
+        list_page(self.client.clone(), query.clone()).await
     }
 
     /// One item by id; an item of another store (or unavailable to this one) is [`Error::NotFound`].
     pub async fn get(&self, id: &str) -> Result<T> {
-        T::get(self.client, id).await
+        get_by_id(self.client, id).await
     }
 
     /// Every item matching `query`, page after page, lazily, de-duplicated across pages.
@@ -112,8 +100,8 @@ impl<T: Listed> Collection<'_, T> {
         let client = self.client.clone();
         let query = query.clone();
         Box::new(move |page| {
-            let query = T::with_stream_page(query.clone(), page, STREAM_PAGE_SIZE);
-            Box::pin(T::list(client.clone(), query))
+            let query = query.clone().at_page(page, STREAM_PAGE_SIZE);
+            Box::pin(list_page(client.clone(), query))
         })
     }
 }
@@ -134,7 +122,11 @@ impl Artworks<'_> {
         let body =
             types::CreateArtworkRequest::new(types::ArtworkSource::new(url.to_owned()), name);
         let client = self.client;
-        let request = operation!(client, create_artwork(&client.inner.store_id, &body))?;
+        let request = built(requests::create_artwork(
+            &client.inner.base_url,
+            &client.inner.store_id,
+            &body,
+        ))?;
         crate::operation::send(client, request).await
     }
 }
@@ -144,8 +136,8 @@ impl Orders<'_> {
     pub async fn find_by_external_id(&self, external_order_id: &str) -> Result<Option<Order>> {
         let page = self
             .list(
-                &OrderQuery::new()
-                    .external_order_id(external_order_id)
+                &ListOrdersQuery::new()
+                    .external_order_id([external_order_id])
                     .limit(1),
             )
             .await?;
@@ -162,11 +154,7 @@ fn count(value: Option<i64>) -> u64 {
 
 /// Refuses an answer that says it is another page, or pages of another size, than asked for (a cache on
 /// the way that ignores the query string serves one): its items are not this page's.
-fn same_page(
-    answered: Option<&types::ListQuery>,
-    page: u64,
-    limit: Option<std::num::NonZeroU64>,
-) -> Result<()> {
+fn same_page(answered: Option<&types::ListQuery>, page: u64, limit: Option<u64>) -> Result<()> {
     let Some(answered) = answered else {
         return Ok(());
     };
@@ -174,7 +162,7 @@ fn same_page(
         .page
         .is_some_and(|number| u64::try_from(number).ok() != Some(page));
     let other_size = match (answered.limit, limit) {
-        (Some(size), Some(asked)) => u64::try_from(size).ok() != Some(asked.get()),
+        (Some(size), Some(asked)) => u64::try_from(size).ok() != Some(asked),
         _ => false,
     };
     if other_page || other_size {
@@ -188,75 +176,33 @@ fn same_page(
     Ok(())
 }
 
-/// `impl Listed` for an item type: its query type, its raw get and list methods, and the list's filter
-/// arguments (computed from `$query`, after an optional `let`) and sort fields. The page envelope, the
-/// paging arguments, the error mapping and the stream paging are the same for every list.
-/// The seal of [`Listed`]: public in a private module, so nothing outside this crate implements it.
-mod sealed {
-    pub trait Sealed {}
+/// One page of `query`, with the generated request of its list.
+async fn list_page<T: Listed>(client: Client, query: T::Query) -> Result<Page<T>> {
+    let inner = &client.inner;
+    let request = built(query.request(&inner.base_url, &inner.store_id))?;
+    let list: <T::Query as ListQuery>::Page = crate::operation::send(&client, request).await?;
+    let page = query.page_number().unwrap_or(1);
+    let parts = list.into_parts();
+    same_page(parts.query.as_ref(), page, query.page_size())?;
+    Ok(Page {
+        items: parts.items,
+        total_items: count(parts.total_items),
+        total_pages: count(parts.total_pages),
+        page,
+    })
 }
 
-macro_rules! listed {
-    (
-        $item:ty, $list_ty:ident, $query_ty:ty, $get:ident, $list:ident,
-        |$query:ident| $(let $bind:pat = $init:expr;)? filters [$($filter:expr),*], sorts [$($sort:ident),*]
-    ) => {
-        impl sealed::Sealed for $item {}
-
-        impl Listed for $item {
-            type Query = $query_ty;
-
-            async fn list(client: Client, $query: $query_ty) -> Result<Page<Self>> {
-                let page = $query.paging.page.unwrap_or(1);
-                $(let $bind = $init;)?
-                let (limit, number) = ($query.paging.limit()?, $query.paging.page()?);
-                let request = operation!(
-                    &client,
-                    $list(&client.inner.store_id, $($filter,)* limit, number, $($query.sorts.$sort),*)
-                )?;
-                let list: types::$list_ty = crate::operation::send(&client, request).await?;
-                same_page(list.query.as_ref(), page, limit)?;
-                Ok(Page {
-                    items: list.items,
-                    total_items: count(list.total_items),
-                    total_pages: count(list.total_pages),
-                    page,
-                })
-            }
-
-            async fn get(client: &Client, id: &str) -> Result<Self> {
-                let request = operation!(client, $get(&client.inner.store_id, id))?;
-                let item: Self = crate::operation::send(client, request).await?;
-                // An answer about another resource (or none: every field is optional) is not this one.
-                if item.id() != id {
-                    return Err(Error::decode(format!(
-                        "the answer does not carry the requested resource {id:?} (its id is {:?})",
-                        item.id()
-                    )));
-                }
-                Ok(item)
-            }
-
-            fn with_stream_page(mut query: $query_ty, page: u64, default_limit: u64) -> $query_ty {
-                query.paging.page = Some(page);
-                query.paging.limit = Some(query.paging.limit.unwrap_or(default_limit));
-                query
-            }
-        }
-    };
+/// One item by id, with the generated request of its type.
+async fn get_by_id<T: GetById>(client: &Client, id: &str) -> Result<T> {
+    let inner = &client.inner;
+    let request = built(T::request(&inner.base_url, &inner.store_id, id))?;
+    let item: T = crate::operation::send(client, request).await?;
+    // An answer about another resource (or none: every field is optional) is not this one.
+    if item.id() != id {
+        return Err(Error::decode(format!(
+            "the answer does not carry the requested resource {id:?} (its id is {:?})",
+            item.id()
+        )));
+    }
+    Ok(item)
 }
-
-listed!(CatalogProduct, CatalogProductList, CatalogQuery, get_catalog_product, list_catalog_products, |query|
-    filters [query.method_filter().as_deref(), query.product_type_filter().as_deref()],
-    sorts [created_at, name, updated_at]);
-
-listed!(Product, ProductList, ProductQuery, get_product, list_products, |query|
-    filters [query.status_filter().as_deref()], sorts [created_at, name, updated_at]);
-
-listed!(Artwork, ArtworkList, ArtworkQuery, get_artwork, list_artworks, |query|
-    filters [], sorts [created_at, name]);
-
-listed!(Order, OrderList, OrderQuery, get_order, list_orders, |query|
-    let [external, fulfillment, payment, status] = query.filters()?;
-    filters [external.as_deref(), fulfillment.as_deref(), payment.as_deref(), status.as_deref()],
-    sorts [created_at, updated_at]);

@@ -8,7 +8,6 @@ use crate::difference::differences;
 use crate::error::{self, Error, Result};
 use crate::model::Order;
 use crate::new_order::{IdentifiedOrder, NewOrder};
-use crate::operation::operation;
 use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::settings::{deadline_after, later};
@@ -204,9 +203,16 @@ impl Orders<'_> {
     ///
     /// ```no_run
     /// # async fn run(client: store_api::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// use store_api::{ShipToAddress, OrderBuilder, ShipTo, Submitted, new_external_order_id};
+    /// use store_api::{AddressLines, ShipToAddress, OrderBuilder, ShipTo, Submitted, new_external_order_id};
     /// let external_id = new_external_order_id(); // store this with your order first
-    /// let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?)?;
+    /// let address = ShipToAddress::new(AddressLines {
+    ///     street_address: "1 Main St",
+    ///     city_or_town: "Austin",
+    ///     state_or_province: "TX",
+    ///     postal_code: "78701",
+    ///     country: "US",
+    /// })?;
+    /// let ship_to = ShipTo::new("Ada", "Lovelace", address)?;
     /// let order = OrderBuilder::new(&external_id, ship_to)?.sku("AA-TEE-SUN-BLK-M", 2).build()?;
     /// let submission = client.orders().submit(&order).await?;
     /// match &submission.submitted {
@@ -280,14 +286,14 @@ impl Orders<'_> {
             };
             let settle_by = deadline_after(settle_time);
             let (result, outcome, error) = match answer {
-                Answer::Created(created) => {
+                PostOutcome::Created(created) => {
                     attempts.push(attempt(number, AttemptResult::Created, attempt_started));
                     return Ok(Submission {
                         submitted: Submitted::Created(*created),
                         attempts,
                     });
                 }
-                Answer::CreatedUnreadable { error, readable } => {
+                PostOutcome::CreatedUnreadable { error, readable } => {
                     attempts.push(attempt(
                         number,
                         AttemptResult::CreatedUnreadable,
@@ -307,7 +313,7 @@ impl Orders<'_> {
                         })
                         .await;
                 }
-                Answer::Conflict => {
+                PostOutcome::Conflict => {
                     attempts.push(attempt(
                         number,
                         AttemptResult::AlreadyExists,
@@ -328,7 +334,7 @@ impl Orders<'_> {
                         )
                         .await;
                 }
-                Answer::Refused(refusal) => {
+                PostOutcome::Refused(refusal) => {
                     let status = refusal.status().unwrap_or(0);
                     attempts.push(attempt(
                         number,
@@ -339,13 +345,13 @@ impl Orders<'_> {
                         .refused(order, external_id, refusal, ambiguous, attempts, settle_by)
                         .await;
                 }
-                Answer::Unauthorized(error) => {
+                PostOutcome::Unauthorized(error) => {
                     attempts.push(attempt(number, AttemptResult::Status(401), attempt_started));
                     // After an answer that may have created the order, a 401 must not read as
                     // "not processed".
                     return Err(undecided_or(ambiguous, error));
                 }
-                Answer::Retry {
+                PostOutcome::Retry {
                     result,
                     outcome,
                     error,
@@ -389,7 +395,11 @@ impl Orders<'_> {
     /// timeout can create and bill a second order. Prefer [`Orders::submit`].
     pub async fn create(&self, order: &NewOrder) -> Result<Order> {
         let client = self.client;
-        let request = operation!(client, create_order(&client.inner.store_id, order))?;
+        let request = crate::operation::built(store_api_raw::requests::create_order(
+            &client.inner.base_url,
+            &client.inner.store_id,
+            order,
+        ))?;
         crate::operation::send(client, request).await
     }
 
@@ -426,10 +436,19 @@ impl Orders<'_> {
     /// layer of a submission), ending within the client's timeout once the limiter lets it go, and
     /// classified by its HTTP status before anything is
     /// decoded.
-    async fn post_once(&self, order: &NewOrder, external_id: &str, number: u32) -> Result<Answer> {
+    async fn post_once(
+        &self,
+        order: &NewOrder,
+        external_id: &str,
+        number: u32,
+    ) -> Result<PostOutcome> {
         let client = self.client;
         // Built by the generated `create_order` (route, body), sent once through the one path.
-        let request = operation!(client, create_order(&client.inner.store_id, order))?;
+        let request = crate::operation::built(store_api_raw::requests::create_order(
+            &client.inner.base_url,
+            &client.inner.store_id,
+            order,
+        ))?;
         let (sent, outcome) = client
             .inner
             .transport
@@ -443,7 +462,7 @@ impl Orders<'_> {
                     _ if not_sent => AttemptResult::NotSent,
                     // A 2xx whose body was refused (over the size limit): created, and unreadable.
                     Outcome::Status(200..=299, _) => {
-                        return Ok(Answer::CreatedUnreadable {
+                        return Ok(PostOutcome::CreatedUnreadable {
                             error,
                             readable: false,
                         });
@@ -458,7 +477,7 @@ impl Orders<'_> {
                     _ if matches!(error, Error::Timeout { .. }) => AttemptResult::Timeout,
                     _ => AttemptResult::Connection,
                 };
-                return Ok(Answer::Retry {
+                return Ok(PostOutcome::Retry {
                     result,
                     outcome,
                     error,
@@ -472,41 +491,41 @@ impl Orders<'_> {
             200..=299 => match body {
                 Ok(bytes) => match serde_json::from_slice::<Order>(&bytes) {
                     Ok(created) if created.external_order_id.as_deref() == Some(external_id) => {
-                        Answer::Created(Box::new(created))
+                        PostOutcome::Created(Box::new(created))
                     }
-                    Ok(other) => Answer::CreatedUnreadable {
+                    Ok(other) => PostOutcome::CreatedUnreadable {
                         error: Error::decode(format!(
                             "the {status} answer to the order carries another order (externalOrderId {:?}), not this one",
                             other.external_order_id
                         )),
                         readable: true,
                     },
-                    Err(e) => Answer::CreatedUnreadable {
+                    Err(e) => PostOutcome::CreatedUnreadable {
                         error: Error::decode(format!(
                             "the {status} answer to the order could not be decoded: {e}"
                         )),
                         readable: false,
                     },
                 },
-                Err(error) => Answer::CreatedUnreadable {
+                Err(error) => PostOutcome::CreatedUnreadable {
                     error,
                     readable: false,
                 },
             },
             // Whatever the body (the service's envelope or a proxy's page): the id is taken.
-            409 => Answer::Conflict,
+            409 => PostOutcome::Conflict,
             _ => {
                 let error = error::from_answer(status, &headers, body.ok().as_deref());
                 match error {
-                    Error::Unauthorized { .. } => Answer::Unauthorized(error),
-                    Error::RateLimited { retry_after } => Answer::Retry {
+                    Error::Unauthorized { .. } => PostOutcome::Unauthorized(error),
+                    Error::RateLimited { retry_after } => PostOutcome::Retry {
                         result: AttemptResult::Status(429),
                         outcome: Outcome::Status(429, retry_after),
                         error,
                     },
-                    _ if error::is_service_refusal(&error) => Answer::Refused(error),
+                    _ if error::is_service_refusal(&error) => PostOutcome::Refused(error),
                     // 5xx, and answers of something on the way: the order may exist.
-                    _ => Answer::Retry {
+                    _ => PostOutcome::Retry {
                         result: match error {
                             Error::Intermediary { .. } => AttemptResult::Intermediary(status),
                             _ => AttemptResult::Status(status),
@@ -599,7 +618,7 @@ impl Orders<'_> {
 const LAGGING_LOOKUPS: u32 = 5;
 
 /// What one `POST` got, decided by its status.
-enum Answer {
+enum PostOutcome {
     /// 2xx with this order.
     Created(Box<Order>),
     /// 2xx whose body could not be read or decoded (`readable: false`), or carried another order.

@@ -1,5 +1,5 @@
 //! The one path every request of the client takes: the typed operations, [`Orders::submit`]'s POSTs
-//! and lookups, `doctor`'s probes and the escape hatch ([`Client::request`]). [`ClientTransport::send`]
+//! and lookups, and the escape hatch ([`Client::request`]). [`ClientTransport::send`]
 //! (with the retries the caller picks) and [`ClientTransport::send_once`] (one attempt, for a caller
 //! with a retry loop of its own) are the single place that applies, once per attempt: the origin guard,
 //! the rate limiter, the user's hooks, the API key (read from the key handle at that moment), the
@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::HeaderMap;
+use store_api_raw::auth::{API_KEY_HEADER, set_api_key};
 use store_api_raw::contract::Operation;
-use store_api_raw::hooks::{API_KEY_HEADER, set_api_key};
 use store_api_raw::{ApiKey, KeyHandle};
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -24,17 +24,18 @@ use crate::error::{self, Error, Result};
 use crate::hook::{RequestHook, TryInfo, TryOutcome};
 use crate::limiter::Limiter;
 use crate::network::{Failure, Network, NetworkError};
+use crate::response::ApiResponse;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 
 /// The operation id hooks and spans see for a request that matches no operation of the spec (the
-/// escape hatch's, `doctor`'s probe of an unserved path).
+/// escape hatch's, such as `store_api_conformance`'s probe of an unserved path).
 pub(crate) const UNKNOWN_OPERATION: &str = "api";
 
 /// The settings every attempt is sent under.
 #[derive(Debug)]
 pub(crate) struct ClientTransport {
     pub limiter: Arc<dyn Limiter>,
-    /// The retry policy of reads ([`Retries::Reads`]).
+    /// The client's retry policy ([`Retries::ClientPolicy`]).
     pub policy: RetryPolicy,
     /// The longest store-wide pause one 429 can impose.
     pub max_pause: Duration,
@@ -55,11 +56,11 @@ pub(crate) struct ClientTransport {
 /// Which retries a call gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Retries {
-    /// The client's retry policy: a `GET` is replayed after any retryable outcome, another method only
-    /// when nothing was processed (a 429, no connection).
-    Reads,
-    /// One attempt (`doctor`'s probes, each sent once).
-    Never,
+    /// The client's retry policy, for any method: a `GET` is replayed after any retryable outcome,
+    /// another method only when nothing was processed (a 429, no connection).
+    ClientPolicy,
+    /// One attempt ([`ApiRequest::single_attempt`](crate::ApiRequest::single_attempt)).
+    SingleAttempt,
 }
 
 /// Which key a request carries.
@@ -67,16 +68,8 @@ pub(crate) enum Retries {
 pub(crate) enum KeyChoice {
     /// The one the client's key handle holds when the attempt starts.
     Current,
-    /// This one (`doctor`'s probe of a key the service cannot accept).
+    /// This one ([`ApiRequest::api_key`](crate::ApiRequest::api_key)).
     Given(ApiKey),
-}
-
-/// An answer, its body read whole under the size cap and the attempt's deadline.
-#[derive(Debug, Clone)]
-pub(crate) struct Answer {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Bytes,
 }
 
 /// An answer as one attempt got it: its head, and its body or why the body could not be read (past
@@ -91,12 +84,8 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// The answer, if its body was read.
-    fn whole(self) -> Result<Answer> {
-        Ok(Answer {
-            status: self.status,
-            headers: self.headers,
-            body: self.body?,
-        })
+    fn whole(self) -> Result<ApiResponse> {
+        Ok(ApiResponse::new(self.status, self.headers, self.body?))
     }
 }
 
@@ -108,10 +97,10 @@ impl ClientTransport {
         request: reqwest::Request,
         key: &KeyChoice,
         retries: Retries,
-    ) -> Result<Answer> {
+    ) -> Result<ApiResponse> {
         let policy = match retries {
-            Retries::Reads => self.policy,
-            Retries::Never => RetryPolicy::never(),
+            Retries::ClientPolicy => self.policy,
+            Retries::SingleAttempt => RetryPolicy::never(),
         };
         // Only reads are replayed after a failure that may have been processed. Creates are replayed
         // only when nothing was processed (429, no connection); `Orders::submit` sends its own POSTs

@@ -22,8 +22,8 @@
 use store_api_raw::types;
 
 pub use store_api_rules::{
-    Align, OrderContext, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError, PrintArea,
-    StoreSnapshot, Violation, ViolationKind, merge_duplicates, validate_fields,
+    Align, ImageSize, OrderContext, PLACEMENT_TOLERANCE_INCHES, Placement, PlacementError,
+    PrintArea, StoreSnapshot, Violation, ViolationKind, merge_duplicates, validate_fields,
 };
 
 #[cfg(feature = "testing")]
@@ -50,8 +50,15 @@ pub use store_api_rules::testing;
 /// }
 ///
 /// # fn main() -> Result<(), store_api::BuildError> {
-/// use store_api::{ShipToAddress, OrderBuilder, ShipTo};
-/// let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Springfield", "IL", "62701")?)?;
+/// use store_api::{AddressLines, ShipToAddress, OrderBuilder, ShipTo};
+/// let address = ShipToAddress::new(AddressLines {
+///     street_address: "1 Main St",
+///     city_or_town: "Springfield",
+///     state_or_province: "IL",
+///     postal_code: "62701",
+///     country: "US",
+/// })?;
+/// let ship_to = ShipTo::new("Ada", "Lovelace", address)?;
 /// let order = OrderBuilder::new("1001", ship_to)?.variant("var_123", 2).build()?;
 ///
 /// let violations = validate_order(order.as_request(), &EmptyStore).err().unwrap_or_default();

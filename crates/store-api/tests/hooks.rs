@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use store_api::hook::{HeaderMap, HeaderValue, RequestHook, TryInfo, TryOutcome};
 use store_api::{Client, RateLimiter, RetryPolicy};
-use store_api_fixtures::{Emulator, Fault, FaultKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -74,40 +73,9 @@ fn builder(base_url: &str, store_id: &str, key: &str) -> store_api::ClientBuilde
         .retry_policy(RetryPolicy::default().with_base_delay(Duration::from_millis(5)))
 }
 
-#[tokio::test]
-async fn hooks_see_every_attempt_of_a_retried_request_in_order() {
-    let emu = Emulator::builder().rate_limit(false).start().await.unwrap();
-    let store = emu.store("store_alpha").unwrap();
-    let (log, [first, second]) = recorders();
-    let client = builder(&emu.base_url(), &store.id, &store.api_key)
-        .hook(first)
-        .hook(second)
-        .build()
-        .unwrap();
-    emu.inject_fault(
-        Fault::new(FaultKind::Status { status: 503 })
-            .operation("get_status")
-            .times(2),
-    )
-    .unwrap();
-    client.status().await.unwrap();
-    let mut expected = Vec::new();
-    for (attempt, outcome) in [(1, 503), (2, 503), (3, 200)] {
-        for name in ["first", "second"] {
-            expected.push(format!(
-                "{name} before GET get_status /stores/{{storeId}}/status #{attempt}"
-            ));
-        }
-        for name in ["first", "second"] {
-            expected.push(format!("{name} after #{attempt} Status({outcome})"));
-        }
-    }
-    assert_eq!(*log.lock().unwrap(), expected);
-}
-
-#[tokio::test]
-async fn headers_added_by_hooks_reach_the_server_on_every_attempt() {
-    // A server that answers 503 to the first request and 200 to the next, recording each request head.
+/// A server on 127.0.0.1 that answers `503` to the first `failures` requests and `GET …/status`'s
+/// answer to the rest, one request per connection, recording each request's head (lowercased).
+async fn flaky_server(failures: usize) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     let heads = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -129,7 +97,7 @@ async fn headers_added_by_hooks_reach_the_server_on_every_attempt() {
                 heads.push(String::from_utf8_lossy(&head).to_lowercase());
                 heads.len()
             };
-            let (status, body) = if number == 1 {
+            let (status, body) = if number <= failures {
                 (
                     "503 Service Unavailable",
                     r#"{"statusCode":503,"message":"busy"}"#,
@@ -145,6 +113,37 @@ async fn headers_added_by_hooks_reach_the_server_on_every_attempt() {
             socket.write_all(answer.as_bytes()).await.unwrap();
         }
     });
+    (base_url, heads)
+}
+
+#[tokio::test]
+async fn hooks_see_every_attempt_of_a_retried_request_in_order() {
+    let (base_url, _heads) = flaky_server(2).await;
+    let (log, [first, second]) = recorders();
+    let client = builder(&base_url, "store_alpha", KEY)
+        .hook(first)
+        .hook(second)
+        .build()
+        .unwrap();
+    client.status().await.unwrap();
+    let mut expected = Vec::new();
+    for (attempt, outcome) in [(1, 503), (2, 503), (3, 200)] {
+        for name in ["first", "second"] {
+            expected.push(format!(
+                "{name} before GET get_status /stores/{{storeId}}/status #{attempt}"
+            ));
+        }
+        for name in ["first", "second"] {
+            expected.push(format!("{name} after #{attempt} Status({outcome})"));
+        }
+    }
+    assert_eq!(*log.lock().unwrap(), expected);
+}
+
+#[tokio::test]
+async fn headers_added_by_hooks_reach_the_server_on_every_attempt() {
+    // A server that answers 503 to the first request and 200 to the next, recording each request head.
+    let (base_url, heads) = flaky_server(1).await;
     let (log, [first, second]) = recorders();
     let client = builder(&base_url, "store_alpha", KEY)
         .hook(first)

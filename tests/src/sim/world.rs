@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures::{FutureExt as _, StreamExt as _};
 use store_api::model::Order;
 use store_api::{
-    AttemptResult, Client, Error, Jitter, Limiter, LimiterFuture, OrderQuery, Page, RetryPolicy,
-    Submission, Submitted,
+    AttemptResult, Client, Error, Jitter, Limiter, LimiterFuture, ListOrdersQuery, Page,
+    RetryPolicy, Submission, Submitted,
 };
 use store_api_fixtures::Emulator;
 use tokio::time::Instant;
@@ -282,7 +282,7 @@ impl World {
         let all = self
             .client
             .orders()
-            .list(&OrderQuery::new().limit(100))
+            .list(&ListOrdersQuery::new().limit(100))
             .await
             .expect("an undisturbed list");
         self.listed = all.items.iter().map(|o| o.id.clone()).collect();
@@ -398,7 +398,7 @@ impl World {
         let returned = watch(&mut verdict, "pages", budget, async move {
             client
                 .orders()
-                .pages(&OrderQuery::new().limit(READ_PAGE))
+                .pages(&ListOrdersQuery::new().limit(READ_PAGE))
                 .collect::<Vec<Result<Page<Order>, Error>>>()
                 .await
         })
@@ -418,7 +418,7 @@ impl World {
         let returned = watch(&mut verdict, "stream", budget, async move {
             client
                 .orders()
-                .stream(&OrderQuery::new().limit(READ_PAGE))
+                .stream(&ListOrdersQuery::new().limit(READ_PAGE))
                 .collect::<Vec<Result<Order, Error>>>()
                 .await
         })

@@ -4,14 +4,16 @@
 //! Steps: one build of every bench (release, but for the start bench's debug build; timed, not counted
 //! as measurement), then each bench with
 //! `cargo bench` (their `name=value` lines are the figures), Prism's mock server under the throughput
-//! bench's load generator, and in a full run the build-cost builds. Every figure is judged against its
-//! target ([`figures::all`]); the command exits non-zero when a figure misses beyond its gate's margin,
-//! a zero-tolerance figure could not be measured, or a bench failed.
+//! bench's load generator, and in a full run the build-cost builds and the mutation run ([`mutants`]).
+//! Every figure is judged against its target ([`figures::all`]); the command exits non-zero when a
+//! figure misses beyond its gate's margin, a zero-tolerance figure could not be measured, or a bench
+//! failed.
 
 pub mod build_cost;
 pub mod figures;
 pub mod machine;
 pub mod metrics;
+pub mod mutants;
 pub mod plots;
 pub mod prism;
 pub mod report;
@@ -176,6 +178,8 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
     }
     if mode == Mode::Full {
         steps.push(Step::sampled(true, || measure_build_cost(&root)));
+        // Last: it builds for tens of minutes, which would weigh on any measurement after it.
+        steps.push(Step::sampled(true, || mutants::measure(&root)));
     }
     let measurement_time = started.elapsed();
     let load = first_sample
@@ -198,7 +202,11 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
                 .map(|f| format!("{}: {f}", s.run.measures))
         })
         .collect();
-    let rows = figures::evaluate(figures::all(mode), &metrics, mode, |_| {
+    let mut all = figures::all(mode);
+    if mode == Mode::Full {
+        all.extend(mutants::figures());
+    }
+    let rows = figures::evaluate(all, &metrics, mode, |_| {
         if failures.is_empty() {
             "its bench printed no value".to_owned()
         } else {
@@ -219,7 +227,13 @@ pub fn run(mode: Mode) -> Result<Summary, BenchError> {
     };
     println!("{}", report::table(&summary));
     let path = root.join("BENCHMARKS.md");
-    write_report(&path, &report::markdown(&summary, &metrics))?;
+    let mut text = report::markdown(&summary, &metrics);
+    if mode == Mode::Full
+        && let Some(section) = mutants::section(&root)
+    {
+        mutants::insert_section(&mut text, &section);
+    }
+    write_report(&path, &text)?;
     println!("wrote {}", path.display());
     Ok(summary)
 }

@@ -50,7 +50,7 @@ impl Profile {
 /// Every bench the report reads, in the order they run (the throughput bench's Prism run comes after).
 pub const SUITE: &[Bench] = &[
     Bench {
-        package: "store-api",
+        package: "store-api-tests",
         name: "rate_limit",
         measures: "rate-limit efficiency",
         profile: Profile::Release,
@@ -92,7 +92,7 @@ pub const SUITE: &[Bench] = &[
         profile: Profile::Release,
     },
     Bench {
-        package: "store-api",
+        package: "store-api-tests",
         name: "decode",
         measures: "page decode",
         profile: Profile::Release,
@@ -116,7 +116,7 @@ pub const SUITE: &[Bench] = &[
         profile: Profile::Release,
     },
     Bench {
-        package: "store-api",
+        package: "store-api-tests",
         name: "validator",
         measures: "validator",
         profile: Profile::Release,
@@ -132,6 +132,12 @@ pub const SUITE: &[Bench] = &[
         name: "start",
         measures: "emulator start (debug build)",
         profile: Profile::Debug,
+    },
+    Bench {
+        package: "store-api-cli",
+        name: "proxy",
+        measures: "store-api proxy: recording 1,000 exchanges, a 40 MB replay miss",
+        profile: Profile::Release,
     },
 ];
 

@@ -1,6 +1,6 @@
 //! `artworks create|list|get`.
 
-use store_api::{ArtworkQuery, Client};
+use store_api::{Client, ListArtworksQuery};
 
 use super::listing::{Listed, Paged as _, every_page};
 use crate::cli::ArtworksCommand;
@@ -26,7 +26,7 @@ pub async fn run(command: ArtworksCommand, client: &Client, out: Output) -> Resu
             out.table(&render::artwork_detail(&artwork));
         }
         ArtworksCommand::List { paging } => {
-            let query = ArtworkQuery::new().paged(&paging);
+            let query = ListArtworksQuery::new().paged(&paging);
             let listed = if paging.all {
                 every_page(client.artworks().stream(&query), out, "artwork").await?
             } else {

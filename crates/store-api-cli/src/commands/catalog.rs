@@ -1,7 +1,7 @@
 //! `catalog list|get`: the blanks available to the store.
 
 use store_api::model::DecorationMethod;
-use store_api::{CatalogQuery, Client};
+use store_api::{Client, ListCatalogProductsQuery};
 
 use super::listing::{Listed, Paged as _, every_page};
 use crate::cli::CatalogCommand;
@@ -13,7 +13,7 @@ use crate::render;
 pub async fn run(command: CatalogCommand, client: &Client, out: Output) -> Result<(), CliError> {
     match command {
         CatalogCommand::List(args) => {
-            let query = CatalogQuery::new()
+            let query = ListCatalogProductsQuery::new()
                 .product_type(args.product_type)
                 .decoration_method(
                     args.method

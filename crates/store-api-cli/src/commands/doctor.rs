@@ -1,15 +1,14 @@
 //! `doctor`: the spec's statements and assumptions checked against the service, read-only
-//! (`store_api::doctor`), or against recorded traffic (`--cassette`, `store_api_cassette::check`),
-//! and the service held to the recordings (`--compare`, `store_api_cassette::compare_refused`).
+//! (`store_api_conformance::probe`), or against recorded traffic (`--cassette`,
+//! `store_api_conformance::recordings`), and the service held to the recordings (`--compare`,
+//! `store_api_cassette::compare_refused`).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use store_api::doctor::{DoctorOptions, diagnose};
 use store_api::{Client, RetryPolicy};
-use store_api_cassette::{
-    Cassette, Comparison, Conformance, RecordingsReport, check, compare_refused, conformance,
-};
+use store_api_cassette::{Cassette, Comparison, Conformance, compare_refused, conformance};
+use store_api_conformance::{ProbeOptions, Report, probe};
 
 use crate::cli::DoctorArgs;
 use crate::error::CliError;
@@ -22,9 +21,9 @@ const REFUSED_KEY: &str = "csk_00000000000000000000000000000000";
 
 /// Runs the probe and prints the report; fails (exit 1) when something differs from the spec.
 pub async fn run(args: &DoctorArgs, client: &Client, out: Output) -> Result<(), CliError> {
-    let report = diagnose(
+    let report = probe(
         client,
-        &DoctorOptions::default().max_requests(args.max_requests),
+        &ProbeOptions::default().max_requests(args.max_requests),
     )
     .await;
     out.json(&report)?;
@@ -37,7 +36,7 @@ pub async fn run(args: &DoctorArgs, client: &Client, out: Output) -> Result<(), 
 #[derive(Serialize)]
 struct Checked {
     file: String,
-    report: RecordingsReport,
+    report: Report,
     /// Every recorded answer against the answers the spec declares.
     conformance: Conformance,
     /// With `--compare`.
@@ -86,7 +85,7 @@ fn load(path: &Path) -> Result<Vec<Checked>, CliError> {
         let cassette = Cassette::load(&file).map_err(|e| CliError::Usage(e.to_string()))?;
         checked.push(Checked {
             file: file.display().to_string(),
-            report: check(&cassette),
+            report: store_api_conformance::recordings(&cassette),
             conformance: conformance(&cassette),
             comparison: None,
             cassette,

@@ -1,7 +1,9 @@
 //! What the list commands share: page options, fetching every page with a spinner, the footer.
 
 use futures::{Stream, TryStreamExt as _};
-use store_api::{ArtworkQuery, CatalogQuery, OrderQuery, Page, ProductQuery};
+use store_api::{
+    ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery, ListProductsQuery, Page,
+};
 
 use crate::cli::PagingArgs;
 use crate::error::CliError;
@@ -40,7 +42,12 @@ macro_rules! paged {
         }
     )*};
 }
-paged!(CatalogQuery, ProductQuery, ArtworkQuery, OrderQuery);
+paged!(
+    ListCatalogProductsQuery,
+    ListProductsQuery,
+    ListArtworksQuery,
+    ListOrdersQuery
+);
 
 /// The items a list command shows, and the footer line for humans.
 #[derive(Debug)]

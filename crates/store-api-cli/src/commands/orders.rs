@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
 use store_api::{
-    AttemptResult, Client, IdentifiedOrder, NewOrder, OrderQuery, SubmitOptions, Submitted,
+    AttemptResult, Client, IdentifiedOrder, ListOrdersQuery, NewOrder, SubmitOptions, Submitted,
     new_external_order_id,
 };
 
@@ -332,7 +332,7 @@ fn record_external_id(
 }
 
 async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), CliError> {
-    let mut query = OrderQuery::new()
+    let mut query = ListOrdersQuery::new()
         .status(args.status.iter().map(|s| OrderStatus::from(s.as_str())))
         .fulfillment_status(
             args.fulfillment_status
@@ -346,7 +346,7 @@ async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), 
         )
         .paged(&args.paging);
     if let Some(id) = args.external_id {
-        query = query.external_order_id(id);
+        query = query.external_order_id([id]);
     }
     let listed = if args.paging.all {
         every_page(client.orders().stream(&query), out, "order").await?

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use store_api::Client;
-use store_api::validate::{Align, Placement, PrintArea};
+use store_api::validate::{Align, ImageSize, Placement, PrintArea};
 
 use crate::cli::{AlignArg, FitArgs, PlacementCommand};
 use crate::error::CliError;
@@ -78,12 +78,13 @@ async fn fit(client: &Client, args: &FitArgs, out: Output) -> Result<(), CliErro
         AlignArg::Center => Align::Center,
     };
     let (width_px, height_px) = args.image_px;
-    let placement = Placement::fit(area, width_px, height_px, align).ok_or_else(|| {
-        CliError::Usage(format!(
-            "nothing fits: the print area of {} is {} x {} in",
-            args.location, area.width, area.height
-        ))
-    })?;
+    let placement =
+        Placement::fit(area, ImageSize::new(width_px, height_px), align).ok_or_else(|| {
+            CliError::Usage(format!(
+                "nothing fits: the print area of {} is {} x {} in",
+                args.location, area.width, area.height
+            ))
+        })?;
     let decoration = PlacementFields::new(placement, area);
     out.json(&decoration)?;
     out.table(&fields([

@@ -1,7 +1,7 @@
 //! `products list|get`: the store's products, read-only.
 
 use store_api::model::ProductStatus;
-use store_api::{Client, ProductQuery};
+use store_api::{Client, ListProductsQuery};
 
 use super::listing::{Listed, Paged as _, every_page};
 use crate::cli::ProductsCommand;
@@ -13,7 +13,7 @@ use crate::render;
 pub async fn run(command: ProductsCommand, client: &Client, out: Output) -> Result<(), CliError> {
     match command {
         ProductsCommand::List(args) => {
-            let query = ProductQuery::new()
+            let query = ListProductsQuery::new()
                 .status(args.status.iter().map(|s| ProductStatus::from(s.as_str())))
                 .paged(&args.paging);
             let listed = if args.paging.all {

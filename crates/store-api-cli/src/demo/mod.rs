@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use store_api::model::{DecorationMethod, FulfillmentStatus};
-use store_api::validate::{Align, OrderContext as _, Placement, PrintArea};
+use store_api::validate::{Align, ImageSize, OrderContext as _, Placement, PrintArea};
 use store_api::{
-    CatalogQuery, Client, CustomItem, Design, Error, IdentifiedOrder, OrderBuilder, ShipTo,
-    ShipToAddress, Submitted, new_external_order_id,
+    AddressLines, Client, CustomItem, Design, Error, IdentifiedOrder, ListCatalogProductsQuery,
+    OrderBuilder, ShipTo, ShipToAddress, Submitted, new_external_order_id,
 };
 use store_api_fixtures::Emulator;
 use store_api_webhooks::{Topic, sign};
@@ -62,7 +62,10 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
     ));
 
     // 2. A few blanks.
-    let page = client.catalog().list(&CatalogQuery::new().limit(4)).await?;
+    let page = client
+        .catalog()
+        .list(&ListCatalogProductsQuery::new().limit(4))
+        .await?;
     out.line(format!(
         "2. catalog: {} blanks available to the store; the first {}:",
         page.total_items,
@@ -110,7 +113,7 @@ async fn steps(emulator: &Emulator, client: &Client, out: Output) -> Result<(), 
         .find(|l| l.decoration_location.as_deref() == Some(LOCATION))
         .ok_or_else(|| CliError::Failed(format!("{} has no {LOCATION}", blank.id)))?;
     let area = PrintArea::from(location);
-    let placement = Placement::fit(area, width_px, height_px, Align::Top)
+    let placement = Placement::fit(area, ImageSize::new(width_px, height_px), Align::Top)
         .ok_or_else(|| CliError::Failed("the image does not fit the print area".into()))?;
     // The id of step 7's order, made with it: the builder takes it up front.
     let external_id = new_external_order_id();
@@ -256,7 +259,14 @@ fn custom_order(
     let ship_to = ShipTo::new(
         "Ada",
         "Lovelace",
-        ShipToAddress::us("1 Main St", "Austin", "TX", "78701").map_err(failed)?,
+        ShipToAddress::new(AddressLines {
+            street_address: "1 Main St",
+            city_or_town: "Austin",
+            state_or_province: "TX",
+            postal_code: "78701",
+            country: "US",
+        })
+        .map_err(failed)?,
     )
     .map_err(failed)?;
     let design = Design::new(artwork_id, LOCATION, DecorationMethod::DirectToGarment).at(placement);

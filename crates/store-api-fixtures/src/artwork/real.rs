@@ -96,7 +96,7 @@ async fn resolve(domain: &str, port: u16) -> Result<Vec<SocketAddr>, UrlViolatio
 /// gives up after the download timeout.
 fn client_builder(limits: FetchLimits) -> reqwest::ClientBuilder {
     // reqwest under `rustls` needs a crypto provider installed before the client is built.
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

@@ -69,8 +69,8 @@ async fn the_binary_prints_its_address_and_serves() {
             .unwrap();
         assert_ne!(port, 0);
         // reqwest under `rustls` needs a crypto provider before it builds a client.
-        store_api::install_crypto_provider();
-        store_api::install_crypto_provider();
+        store_api_raw::tls::install_crypto_provider();
+        store_api_raw::tls::install_crypto_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let url = format!("{origin}/store-api/2026-08/stores/store_alpha/status");
         let response = http
@@ -103,7 +103,7 @@ async fn the_binary_prints_its_address_and_serves() {
 #[tokio::test]
 async fn deterministic_flag_gives_the_clock_to_the_caller() {
     let binary = Binary::start(&["--listen", "127.0.0.1:0", "--deterministic", "9"]).await;
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let advanced: serde_json::Value = http
         .post(format!("{}/_emulator/clock/advance", binary.origin))

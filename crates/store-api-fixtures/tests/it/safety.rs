@@ -141,7 +141,7 @@ async fn sigterm_saves_the_state() {
         state.to_str().unwrap(),
     ])
     .await;
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let rotated: serde_json::Value = http
         .post(format!(
@@ -161,23 +161,38 @@ async fn sigterm_saves_the_state() {
 }
 
 #[tokio::test]
-async fn a_ready_client_for_a_store() {
-    let (emu, _api) = start().await;
-    let client = emu.client(ALPHA).unwrap();
-    let status = client.status().await.unwrap();
-    assert_eq!(status.store.map(|s| s.id).as_deref(), Some(ALPHA));
-    // Faster than the service's two a second: the emulator's limit is off, so is the client's.
-    let started = std::time::Instant::now();
-    for _ in 0..15 {
-        client.status().await.unwrap();
-    }
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
-    // A rotation is picked up by the next client.
-    emu.rotate_key(ALPHA).unwrap();
-    assert!(client.status().await.is_err());
-    emu.client(ALPHA).unwrap().status().await.unwrap();
-    let unknown = emu.client("store_nope").unwrap_err();
-    assert_eq!(unknown.status, 404);
+async fn its_base_url_and_a_stores_credentials_reach_the_store() {
+    let (emu, api) = start().await;
+    assert!(
+        !emu.rate_limited(),
+        "the tests' emulators run without the limit"
+    );
+    let store = emu.store(ALPHA).unwrap();
+    assert_eq!(store.id, ALPHA);
+    assert!(store.active);
+    // Everything a client needs: the base URL and the store's id and key.
+    let status = |key: String| {
+        let url = format!("{}/stores/{}/status", emu.base_url(), store.id);
+        let http = api.http.clone();
+        async move { http.get(url).header("X-API-Key", key).send().await.unwrap() }
+    };
+    let answer = status(store.api_key.clone()).await;
+    assert_eq!(answer.status(), 200);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body["store"]["id"], ALPHA);
+    // A rotation: the old key stops working, the new one is what `store` hands out.
+    let rotated = emu.rotate_key(ALPHA).unwrap();
+    assert_eq!(status(store.api_key.clone()).await.status(), 401);
+    assert_eq!(emu.store(ALPHA).unwrap().api_key, rotated);
+    assert_eq!(status(rotated).await.status(), 200);
+    assert_eq!(emu.store("store_nope"), None);
+    let limited = Emulator::builder()
+        .rate_limit(true)
+        .network_downloads(false)
+        .start()
+        .await
+        .unwrap();
+    assert!(limited.rate_limited());
 }
 
 #[tokio::test]
@@ -190,7 +205,7 @@ async fn forward_to_registers_every_topic_of_every_store() {
         &receiver.url("/hooks"),
     ])
     .await;
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let created = http
         .post(format!(
@@ -239,7 +254,7 @@ async fn writes_survive_kill_9_after_the_save_interval() {
         "50",
     ])
     .await;
-    store_api::install_crypto_provider();
+    store_api_raw::tls::install_crypto_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let created: serde_json::Value = http
         .post(format!(

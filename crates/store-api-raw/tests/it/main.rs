@@ -5,5 +5,5 @@
 mod open_enums;
 /// Requests matched to the spec's operations.
 mod operations;
-/// What the generated client puts on the wire, read by a real server on 127.0.0.1.
+/// What the generated request builders put on the wire, read by a real server on 127.0.0.1.
 mod wire;

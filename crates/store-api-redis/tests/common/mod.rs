@@ -11,6 +11,26 @@ use store_api_redis::testing::RedisServer;
 use store_api_redis::{RedisDedupe, RedisLimiter};
 use store_api_webhooks::dedupe::process_once;
 
+pub mod capture;
+
+/// Whether a slow test should skip itself: true unless `RUN_SLOW_TESTS` is set (to anything but empty
+/// or `0`; `.ci/run` sets it). A copy of `store_api_tests::skip_slow_tests`, which this crate cannot
+/// use: `store-api-tests` dev-depends on this crate, and a dependency back would be a cycle.
+pub fn skip_slow_tests() -> bool {
+    use std::io::Write as _;
+    if std::env::var("RUN_SLOW_TESTS").is_ok_and(|value| !value.is_empty() && value != "0") {
+        return false;
+    }
+    // Past the harness's capture, so a skipped test is not mistaken for a passed one.
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("(unnamed)");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipping slow test {name}: set RUN_SLOW_TESTS=1"
+    );
+    true
+}
+
 /// A private Redis, or `None` (after a loud message) when it is not installed and CI did not require it.
 pub fn redis() -> Option<RedisServer> {
     RedisServer::start().expect("cannot start redis-server")

@@ -286,6 +286,7 @@ mod tests {
         let dedupe = MemoryDedupe::new(8);
         let now = Instant::now();
         let token = fresh(dedupe.begin_now("e", now));
+        assert!(!dedupe.is_empty(), "a claim is remembered");
         dedupe.abandon_now("e", token);
         assert!(dedupe.is_empty());
         fresh(dedupe.begin_now("e", now));
@@ -357,6 +358,42 @@ mod tests {
             dedupe.begin_now("e", start + Duration::from_secs(13)),
             Claim::Duplicate
         );
+    }
+
+    // A claim lasts until its expiry, excluded, for every operation alike: at that very instant another
+    // delivery may take the event over (`begin`), its holder can no longer renew it, and a stale run's
+    // `complete` is no longer fenced by it (issue 39: cargo-mutants' `<` → `<=` in `complete_now`).
+    #[test]
+    fn a_claim_no_longer_holds_at_the_instant_it_expires() {
+        let dedupe = MemoryDedupe::new(8).with_lease(Duration::from_secs(10));
+        let start = Instant::now();
+        let slow = fresh(dedupe.begin_now("e", start));
+        let newer_at = start + Duration::from_secs(11);
+        let newer = fresh(dedupe.begin_now("e", newer_at));
+        let expiry = newer_at + Duration::from_secs(10);
+        let just_before = expiry - Duration::from_millis(1);
+        assert_eq!(dedupe.begin_now("e", just_before), Claim::InProgress);
+        assert!(!dedupe.complete_now("e", slow, just_before), "fenced");
+        assert!(!dedupe.renew_now("e", newer, expiry), "expired");
+        assert!(
+            dedupe.complete_now("e", slow, expiry),
+            "the newer claim expired: nobody holds the event"
+        );
+        assert_eq!(dedupe.begin_now("e", expiry), Claim::Duplicate);
+    }
+
+    // A lease of `Duration::MAX` means "no limit": the claim lasts decades (the deadline is 30 years
+    // out when `now + lease` does not fit in an `Instant`), never a panic nor a claim that lapses within
+    // days (issue 39: cargo-mutants' changes to that constant).
+    #[test]
+    fn a_lease_without_limit_lasts_decades() {
+        let dedupe = MemoryDedupe::new(8).with_lease(Duration::MAX);
+        let start = Instant::now();
+        let token = fresh(dedupe.begin_now("e", start));
+        let twenty_years = start + Duration::from_secs(20 * 365 * 86_400);
+        assert_eq!(dedupe.begin_now("e", twenty_years), Claim::InProgress);
+        assert!(dedupe.renew_now("e", token, twenty_years));
+        assert!(dedupe.complete_now("e", token, twenty_years));
     }
 
     #[test]

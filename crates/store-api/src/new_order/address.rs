@@ -13,39 +13,87 @@ use store_api_rules::check_address;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShipToAddress(types::AddressInput);
 
+/// The lines of a postal address, by name: what [`ShipToAddress::new`] checks. `Default` leaves every
+/// line empty (write the ones an address has).
+///
+/// ```
+/// use store_api::{AddressLines, ShipToAddress};
+/// let austin = ShipToAddress::new(AddressLines {
+///     street_address: "1 Main St",
+///     city_or_town: "Austin",
+///     state_or_province: "TX",
+///     postal_code: "78701",
+///     country: "US",
+/// })?;
+/// # let _ = austin;
+/// # Ok::<(), store_api::BuildError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AddressLines<'a> {
+    /// Street and number; not empty.
+    pub street_address: &'a str,
+    /// City or town; not empty.
+    pub city_or_town: &'a str,
+    /// State or province; for a US address a USPS code or a state's name (`TX`, `Texas`).
+    pub state_or_province: &'a str,
+    /// ZIP or postal code.
+    pub postal_code: &'a str,
+    /// ISO 3166-1 alpha-2 code, upper case (`US`, `DE`).
+    pub country: &'a str,
+}
+
 impl ShipToAddress {
-    /// An address in `country`, in the order written on an envelope.
+    /// The address `lines` name, checked.
     ///
     /// ```
-    /// use store_api::ShipToAddress;
-    /// let berlin = ShipToAddress::new("Unter den Linden 1", "Berlin", "", "10117", "DE")?;
-    /// let err = ShipToAddress::new("1 Main St", "London", "", "SW1A 1AA", "UK").unwrap_err();
+    /// use store_api::{AddressLines, ShipToAddress};
+    /// let berlin = ShipToAddress::new(AddressLines {
+    ///     street_address: "Unter den Linden 1",
+    ///     city_or_town: "Berlin",
+    ///     postal_code: "10117",
+    ///     country: "DE",
+    ///     ..AddressLines::default()
+    /// })?;
+    /// let london = AddressLines {
+    ///     street_address: "1 Main St",
+    ///     city_or_town: "London",
+    ///     postal_code: "SW1A 1AA",
+    ///     country: "UK",
+    ///     ..AddressLines::default()
+    /// };
+    /// let err = ShipToAddress::new(london).unwrap_err();
     /// assert_eq!(err.field(), "shippingAddress.address.country");
+    /// let san_juan = AddressLines {
+    ///     street_address: "1 Main St",
+    ///     city_or_town: "San Juan",
+    ///     state_or_province: "PR",
+    ///     postal_code: "00901",
+    ///     country: "US",
+    /// };
+    /// let err = ShipToAddress::new(san_juan).unwrap_err();
+    /// assert_eq!(err.field(), "shippingAddress.address.stateOrProvince");
     /// # Ok::<(), store_api::BuildError>(())
     /// ```
-    pub fn new(
-        street_address: &str,
-        city_or_town: &str,
-        state_or_province: &str,
-        postal_code: &str,
-        country: &str,
-    ) -> Result<Self, BuildError> {
-        let street = street_address
+    pub fn new(lines: AddressLines<'_>) -> Result<Self, BuildError> {
+        let street = lines
+            .street_address
             .parse()
             .map_err(|e| BuildError::at("shippingAddress.address.streetAddress", e))?;
-        let city = city_or_town
+        let city = lines
+            .city_or_town
             .parse()
             .map_err(|e| BuildError::at("shippingAddress.address.cityOrTown", e))?;
-        let country_code = country
+        let country_code = lines
+            .country
             .parse()
             .map_err(|e| BuildError::at("shippingAddress.address.country", e))?;
-        let address = types::AddressInput::new(
-            city,
-            country_code,
-            state_or_province.to_owned(),
-            street,
-            postal_code.to_owned(),
-        );
+        let address = types::AddressInput::new(types::AddressInputRequired {
+            city_or_town: city,
+            country: country_code,
+            state_or_province: lines.state_or_province.to_owned(),
+            street_address: street,
+            zip_or_postal_code: lines.postal_code.to_owned(),
+        });
         let mut violations = Vec::new();
         check_address(&address, &mut violations);
         if violations.is_empty() {
@@ -53,23 +101,6 @@ impl ShipToAddress {
         } else {
             Err(BuildError::Invalid { violations })
         }
-    }
-
-    /// A US address; `state` is a USPS code or a state's name (`TX`, `Texas`).
-    ///
-    /// ```
-    /// use store_api::ShipToAddress;
-    /// assert!(ShipToAddress::us("1 Main St", "Austin", "TX", "78701").is_ok());
-    /// let err = ShipToAddress::us("1 Main St", "San Juan", "PR", "00901").unwrap_err();
-    /// assert_eq!(err.field(), "shippingAddress.address.stateOrProvince");
-    /// ```
-    pub fn us(
-        street_address: &str,
-        city: &str,
-        state: &str,
-        zip: &str,
-    ) -> Result<Self, BuildError> {
-        Self::new(street_address, city, state, zip, "US")
     }
 
     /// With an apartment, suite or floor line.

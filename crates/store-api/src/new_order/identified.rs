@@ -61,7 +61,7 @@ impl TryFrom<NewOrder> for IdentifiedOrder {
                 )
             })?
             .to_owned();
-        crate::query::check_filterable_external_id(&external_order_id)
+        super::check_filterable_external_id(&external_order_id)
             .map_err(|e| BuildError::at("externalOrderId", e))?;
         Ok(Self {
             request,

@@ -4,7 +4,7 @@ use store_api_raw::types;
 
 use super::BuildError;
 use crate::model::DecorationMethod;
-use crate::validate::{Align, Placement, PrintArea};
+use crate::validate::{Align, ImageSize, Placement, PrintArea};
 
 /// A custom line item: a blank (catalog) variant with one or more [`Design`]s printed on it, assembled
 /// at order time. One unit unless [`CustomItem::quantity`] says otherwise.
@@ -110,27 +110,19 @@ impl Design {
         }
     }
 
-    /// As large as `area` allows for an image of `image_px_width` by `image_px_height` pixels, keeping
-    /// its aspect ratio ([`Placement::fit`]).
-    pub fn fit(
-        mut self,
-        area: PrintArea,
-        image_px_width: u32,
-        image_px_height: u32,
-        align: Align,
-    ) -> Self {
+    /// As large as `area` allows for an image of `image`'s size, keeping its aspect ratio
+    /// ([`Placement::fit`]).
+    pub fn fit(mut self, area: PrintArea, image: ImageSize, align: Align) -> Self {
         self.area = Some(area);
-        self.placement = Placement::fit(area, image_px_width, image_px_height, align)
-            .map(Some)
-            .ok_or_else(|| {
-                BuildError::at(
-                    "physicalWidth",
-                    format!(
-                        "an image of {image_px_width} x {image_px_height} px cannot be fitted into a {} x {} in print area",
-                        area.width, area.height
-                    ),
-                )
-            });
+        self.placement = Placement::fit(area, image, align).map(Some).ok_or_else(|| {
+            BuildError::at(
+                "physicalWidth",
+                format!(
+                    "an image of {} x {} px cannot be fitted into a {} x {} in print area",
+                    image.width_px, image.height_px, area.width, area.height
+                ),
+            )
+        });
         self
     }
 
@@ -180,13 +172,13 @@ impl Design {
             field: source.field().to_owned(),
             source,
         })?;
-        let mut decoration = types::Decoration::new(
-            self.artwork_id.clone(),
-            self.location.clone(),
-            self.method.clone(),
-            placement.height,
-            placement.width,
-        );
+        let mut decoration = types::Decoration::new(types::DecorationRequired {
+            artwork_id: self.artwork_id.clone(),
+            decoration_location: self.location.clone(),
+            decoration_method: self.method.clone(),
+            physical_height: placement.height,
+            physical_width: placement.width,
+        });
         placement.apply_to(&mut decoration);
         Ok(decoration)
     }

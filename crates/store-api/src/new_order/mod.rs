@@ -11,17 +11,24 @@
 //!
 //! ```
 //! use store_api::model::DecorationMethod;
-//! use store_api::validate::{Align, PrintArea};
-//! use store_api::{ShipToAddress, CustomItem, Design, OrderBuilder, ShipTo};
+//! use store_api::validate::{Align, ImageSize, PrintArea};
+//! use store_api::{AddressLines, ShipToAddress, CustomItem, Design, OrderBuilder, ShipTo};
 //!
 //! # fn run() -> Result<(), store_api::BuildError> {
-//! let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?)?;
+//! let address = ShipToAddress::new(AddressLines {
+//!     street_address: "1 Main St",
+//!     city_or_town: "Austin",
+//!     state_or_province: "TX",
+//!     postal_code: "78701",
+//!     country: "US",
+//! })?;
+//! let ship_to = ShipTo::new("Ada", "Lovelace", address)?;
 //! let front = PrintArea::new(12.0, 16.0); // from the blank's decoration location in the catalog
 //! let order = OrderBuilder::new("order-1042", ship_to)?
 //!     .sku("AA-TEE-SUN-BLK-M", 2)
 //!     .variant("var_tee_s", 1)
 //!     .custom(CustomItem::new("cv_tee_white_m").design(
-//!         Design::new("art_logo", "front", DecorationMethod::DirectToGarment).fit(front, 1200, 600, Align::Top),
+//!         Design::new("art_logo", "front", DecorationMethod::DirectToGarment).fit(front, ImageSize::new(1200, 600), Align::Top),
 //!     ))
 //!     .build()?;
 //! assert_eq!(order.external_order_id(), "order-1042");
@@ -40,7 +47,7 @@ mod order;
 #[cfg(test)]
 mod tests;
 
-pub use address::{ShipTo, ShipToAddress};
+pub use address::{AddressLines, ShipTo, ShipToAddress};
 pub use error::BuildError;
 pub use identified::IdentifiedOrder;
 pub use item::{CustomItem, Design};
@@ -52,3 +59,13 @@ pub use order::OrderBuilder;
 /// `NewOrder::new(line_items, shipping_address)`, so that a field added to the spec is not a breaking
 /// change.
 pub type NewOrder = store_api_raw::types::CreateOrderRequest;
+
+/// An external order id can be looked up only without a comma: `filter[externalOrderId]=a,b` means "a
+/// or b". The generated query's rule, asked here so that an order no lookup could find is refused
+/// before anything is sent ([`Orders::submit`](crate::Orders::submit) must be able to look it up).
+fn check_filterable_external_id(id: &str) -> Result<(), store_api_raw::requests::BuildError> {
+    store_api_raw::requests::ListOrdersQuery::new()
+        .external_order_id([id])
+        .to_query_string()
+        .map(drop)
+}

@@ -15,11 +15,18 @@ use crate::validate::validate_fields;
 /// every body rule of the service and names the offending field.
 ///
 /// ```
-/// use store_api::{ShipToAddress, OrderBuilder, ShipTo, new_external_order_id};
+/// use store_api::{AddressLines, ShipToAddress, OrderBuilder, ShipTo, new_external_order_id};
 ///
 /// # fn run() -> Result<(), store_api::BuildError> {
 /// let external_id = new_external_order_id(); // store it with your order first
-/// let ship_to = ShipTo::new("Ada", "Lovelace", ShipToAddress::us("1 Main St", "Austin", "TX", "78701")?)?;
+/// let address = ShipToAddress::new(AddressLines {
+///     street_address: "1 Main St",
+///     city_or_town: "Austin",
+///     state_or_province: "TX",
+///     postal_code: "78701",
+///     country: "US",
+/// })?;
+/// let ship_to = ShipTo::new("Ada", "Lovelace", address)?;
 /// let order = OrderBuilder::new(&external_id, ship_to)?.sku("AA-TEE-SUN-BLK-M", 2).build()?;
 /// # let _ = order;
 /// # Ok(())
@@ -49,7 +56,7 @@ impl OrderBuilder {
     ///
     /// Refuses an empty or over-long id, and one with a comma, which no lookup by external id could find.
     pub fn new(external_order_id: &str, ship_to: ShipTo) -> Result<Self, BuildError> {
-        crate::query::check_filterable_external_id(external_order_id)
+        super::check_filterable_external_id(external_order_id)
             .map_err(|e| BuildError::at("externalOrderId", e))?;
         let external_order_id = external_order_id
             .parse()

@@ -2,7 +2,7 @@ use store_api_raw::types;
 
 use super::*;
 use crate::model::DecorationMethod;
-use crate::validate::{Align, Placement, PlacementError, PrintArea, ViolationKind};
+use crate::validate::{Align, ImageSize, Placement, PlacementError, PrintArea, ViolationKind};
 use store_api_rules::testing::TestCatalog;
 use store_api_rules::validate_order;
 
@@ -22,7 +22,14 @@ fn ada() -> ShipTo {
     ShipTo::new(
         "Ada",
         "Lovelace",
-        ShipToAddress::us("1 Main St", "Springfield", "IL", "62701").unwrap(),
+        ShipToAddress::new(AddressLines {
+            street_address: "1 Main St",
+            city_or_town: "Springfield",
+            state_or_province: "IL",
+            postal_code: "62701",
+            country: "US",
+        })
+        .unwrap(),
     )
     .unwrap()
 }
@@ -73,8 +80,7 @@ fn every_error_names_its_field() {
                     CustomItem::new("cv_tee_white_m")
                         .design(Design::new("art_logo", "front", DTG).fit(
                             front(),
-                            100,
-                            100,
+                            ImageSize::new(100, 100),
                             Align::Top,
                         ))
                         .design(Design::new("art_text", "back", DTG).center(front(), 13.0, 2.0)),
@@ -95,11 +101,13 @@ fn every_error_names_its_field() {
         (
             "lineItems.0.decorations.0.physicalWidth",
             OrderBuilder::new("ext-1", ada()).and_then(|b| {
-                b.custom(
-                    CustomItem::new("cv_tee_white_m").design(
-                        Design::new("art_logo", "front", DTG).fit(front(), 0, 10, Align::Top),
+                b.custom(CustomItem::new("cv_tee_white_m").design(
+                    Design::new("art_logo", "front", DTG).fit(
+                        front(),
+                        ImageSize::new(0, 10),
+                        Align::Top,
                     ),
-                )
+                ))
                 .build()
             }),
         ),
@@ -140,27 +148,63 @@ fn every_error_names_its_field() {
     let address_errors = [
         (
             "shippingAddress.address.streetAddress",
-            ShipToAddress::us("", "Austin", "TX", "78701"),
+            ShipToAddress::new(AddressLines {
+                street_address: "",
+                city_or_town: "Austin",
+                state_or_province: "TX",
+                postal_code: "78701",
+                country: "US",
+            }),
         ),
         (
             "shippingAddress.address.cityOrTown",
-            ShipToAddress::us("1 Main St", "", "TX", "78701"),
+            ShipToAddress::new(AddressLines {
+                street_address: "1 Main St",
+                city_or_town: "",
+                state_or_province: "TX",
+                postal_code: "78701",
+                country: "US",
+            }),
         ),
         (
             "shippingAddress.address.stateOrProvince",
-            ShipToAddress::us("1 Main St", "Austin", "Texass", "78701"),
+            ShipToAddress::new(AddressLines {
+                street_address: "1 Main St",
+                city_or_town: "Austin",
+                state_or_province: "Texass",
+                postal_code: "78701",
+                country: "US",
+            }),
         ),
         (
             "shippingAddress.address.country",
-            ShipToAddress::new("1 Main St", "Austin", "", "78701", "USA"),
+            ShipToAddress::new(AddressLines {
+                street_address: "1 Main St",
+                city_or_town: "Austin",
+                state_or_province: "",
+                postal_code: "78701",
+                country: "USA",
+            }),
         ),
         (
             "shippingAddress.address.country",
-            ShipToAddress::new("1 Main St", "Austin", "", "78701", "us"),
+            ShipToAddress::new(AddressLines {
+                street_address: "1 Main St",
+                city_or_town: "Austin",
+                state_or_province: "",
+                postal_code: "78701",
+                country: "us",
+            }),
         ),
         (
             "shippingAddress.address.country",
-            ShipToAddress::new("1 Main St", "Austin", "", "78701", "XK"),
+            ShipToAddress::new(AddressLines {
+                street_address: "1 Main St",
+                city_or_town: "Austin",
+                state_or_province: "",
+                postal_code: "78701",
+                country: "XK",
+            }),
         ),
     ];
     for (field, result) in address_errors {
@@ -168,7 +212,14 @@ fn every_error_names_its_field() {
         assert_eq!(error.field(), field, "{error}");
         assert!(error.to_string().contains(field), "{error}");
     }
-    let address = ShipToAddress::us("1 Main St", "Austin", "TX", "78701").unwrap();
+    let address = ShipToAddress::new(AddressLines {
+        street_address: "1 Main St",
+        city_or_town: "Austin",
+        state_or_province: "TX",
+        postal_code: "78701",
+        country: "US",
+    })
+    .unwrap();
     assert_eq!(
         ShipTo::new("Ada", "", address).unwrap_err().field(),
         "shippingAddress.lastName"
@@ -209,7 +260,11 @@ fn a_built_order_passes_the_validator_on_the_sample_catalog() {
         .custom(
             CustomItem::new("cv_tee_white_m")
                 .quantity(3)
-                .design(Design::new("art_logo", "front", DTG).fit(front(), 1200, 600, Align::Top))
+                .design(Design::new("art_logo", "front", DTG).fit(
+                    front(),
+                    ImageSize::new(1200, 600),
+                    Align::Top,
+                ))
                 .design(Design::new("art_text", "back", DTG).center(front(), 10.0, 4.0))
                 .design(
                     Design::new("art_logo", "left_chest", DTG)
@@ -263,7 +318,14 @@ fn built_orders_serialize_as_the_spec_examples() {
     let ship_to = ShipTo::new(
         "Ada",
         "Lovelace",
-        ShipToAddress::us("1 Main Street", "Austin", "TX", "78701").unwrap(),
+        ShipToAddress::new(AddressLines {
+            street_address: "1 Main Street",
+            city_or_town: "Austin",
+            state_or_province: "TX",
+            postal_code: "78701",
+            country: "US",
+        })
+        .unwrap(),
     )
     .unwrap()
     .email("ada@example.com");
@@ -277,7 +339,14 @@ fn built_orders_serialize_as_the_spec_examples() {
     let ship_to = ShipTo::new(
         "Grace",
         "Hopper",
-        ShipToAddress::us("2 Harbor Road", "Portland", "ME", "04101").unwrap(),
+        ShipToAddress::new(AddressLines {
+            street_address: "2 Harbor Road",
+            city_or_town: "Portland",
+            state_or_province: "ME",
+            postal_code: "04101",
+            country: "US",
+        })
+        .unwrap(),
     )
     .unwrap();
     let custom = OrderBuilder::new("shop-1002", ship_to)
@@ -375,10 +444,16 @@ fn a_violation_from_the_body_rules_names_its_path() {
 
 #[test]
 fn a_build_error_converts_into_the_client_error_keeping_its_field() {
-    let field: crate::Error = ShipToAddress::us("1 Main St", "Austin", "TX", "78701")
-        .and_then(|address| ShipTo::new("Ada", "", address))
-        .unwrap_err()
-        .into();
+    let field: crate::Error = ShipToAddress::new(AddressLines {
+        street_address: "1 Main St",
+        city_or_town: "Austin",
+        state_or_province: "TX",
+        postal_code: "78701",
+        country: "US",
+    })
+    .and_then(|address| ShipTo::new("Ada", "", address))
+    .unwrap_err()
+    .into();
     assert!(
         matches!(&field, crate::Error::InvalidArgument { message: text, .. } if text.starts_with("shippingAddress.lastName: ")),
         "{field:?}"

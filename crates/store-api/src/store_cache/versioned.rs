@@ -5,10 +5,12 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{CatalogProduct, Identified, Product};
+use store_api_raw::requests::GetById;
+
+use crate::model::{CatalogProduct, Product};
 
 /// An item of the store's copy, stamped with the time it last changed.
-pub(crate) trait Versioned: Identified + Clone + Send + Sync + 'static {
+pub(crate) trait Versioned: GetById + Clone + Send + Sync + 'static {
     /// Which collection, for progress and logs.
     const COLLECTION: Collection;
     /// When the item last changed, as the service says.

@@ -9,8 +9,9 @@ use super::versioned::{Held, Versioned, reaches_known};
 use crate::error::Result;
 use crate::handle::Client;
 use crate::model::{CatalogProduct, Product, SortDirection};
-use crate::query::{CatalogQuery, MAX_PAGE_SIZE, ProductQuery, ProductSort};
+use crate::pages::MAX_PAGE_SIZE;
 use crate::resources::Listed;
+use store_api_raw::requests::{ListCatalogProductsQuery, ListProductsQuery};
 
 /// A collection that lists newest change first.
 pub(crate) trait NewestFirst: Versioned + Listed {
@@ -19,18 +20,18 @@ pub(crate) trait NewestFirst: Versioned + Listed {
 }
 
 impl NewestFirst for CatalogProduct {
-    fn newest_first(page: u64) -> CatalogQuery {
-        CatalogQuery::new()
-            .sort_by(ProductSort::UpdatedAt, SortDirection::Desc)
+    fn newest_first(page: u64) -> ListCatalogProductsQuery {
+        ListCatalogProductsQuery::new()
+            .sort_updated_at(SortDirection::Desc)
             .limit(MAX_PAGE_SIZE)
             .page(page)
     }
 }
 
 impl NewestFirst for Product {
-    fn newest_first(page: u64) -> ProductQuery {
-        ProductQuery::new()
-            .sort_by(ProductSort::UpdatedAt, SortDirection::Desc)
+    fn newest_first(page: u64) -> ListProductsQuery {
+        ListProductsQuery::new()
+            .sort_updated_at(SortDirection::Desc)
             .limit(MAX_PAGE_SIZE)
             .page(page)
     }
@@ -75,7 +76,10 @@ pub(crate) async fn walk<T: NewestFirst>(
         {
             tokio::time::sleep(pause).await;
         }
-        let page = T::list(client.clone(), T::newest_first(number)).await?;
+        let page = client
+            .collection::<T>()
+            .list(&T::newest_first(number))
+            .await?;
         walked.pages += 1;
         walked.total_items = page.total_items;
         let done = page.items.is_empty()
