@@ -525,10 +525,12 @@ fn signal(signal: &str, pid: u32) {
     assert!(status.success(), "kill {signal} {pid}: {status}");
 }
 
-// A claim sent again after its reply was lost writes again (its lease starts over), so that the `WAIT`
-// behind it, on its new connection, has a write of its own to confirm: a resend that wrote nothing was
-// confirmed at once by a replica that never received the claim, and the handler ran on a claim a
-// failover would lose (issue 39: the Lua mutation `begin-resend-without-write` of .ci/lua-mutants).
+// A claim sent again after its reply was lost (on a new connection) counts only once a replica holds
+// it: the `WAIT` behind the resend waits for the first attempt's write too, so a replica that never
+// received the claim confirms nothing and the handler does not run on a claim a failover would lose.
+// (Redis counts a connection's offset from its last command, a read as well as a write: this holds
+// even for a resend that writes nothing, which is why removing BEGIN's `PEXPIRE` on its own token is
+// listed as equivalent in .cargo/mutants-equivalent.md.)
 #[tokio::test]
 async fn a_resent_claim_counts_only_once_a_replica_holds_it() {
     let Some(primary) = RedisServer::start_tcp().unwrap() else {

@@ -145,8 +145,10 @@ fn render(table: &str, lua: &str, times: &str) -> String {
          one it cannot explain, and on a listed one that no longer survives. The Lua scripts are string \
          constants the tool cannot reach: `.ci/lua-mutants` applies each hand-written mutation to \
          `crates/store-api-redis/src/dedupe.rs`, runs `RedisDedupe`'s tests on a private `redis-server` \
-         and the differential test, and restores the file; each must fail at least one. CI runs a \
-         share of both (`.ci/mutants --ci`, see `.ci/run`); a full run of this command runs them all.\n\n",
+         and the differential test, and restores the file; each must fail at least one (one found \
+         equivalent is listed in the same file, with its reason, and not applied). A timeout counts as \
+         caught. CI runs a share of both (`.ci/mutants --ci`, see `.ci/run`); a full run of this \
+         command runs them all.\n\n",
     );
     out.push_str(table.trim_end());
     out.push('\n');
