@@ -9,7 +9,7 @@ use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 
-use futures::Stream;
+use futures_util::Stream;
 
 use crate::error::Result;
 use store_api_raw::requests::GetById;
@@ -60,7 +60,7 @@ pub(crate) fn items<T: GetById>(fetch: Fetcher<T>) -> impl Stream<Item = Result<
         buffer: VecDeque::new(),
         done: false,
     };
-    futures::stream::try_unfold(walk, |mut walk| async move {
+    futures_util::stream::try_unfold(walk, |mut walk| async move {
         loop {
             if let Some(item) = walk.buffer.pop_front() {
                 return Ok(Some((item, walk)));
@@ -95,7 +95,7 @@ pub(crate) fn items<T: GetById>(fetch: Fetcher<T>) -> impl Stream<Item = Result<
 pub(crate) fn pages<T: Send + 'static>(
     fetch: Fetcher<T>,
 ) -> impl Stream<Item = Result<Page<T>>> + Send {
-    futures::stream::try_unfold(
+    futures_util::stream::try_unfold(
         (fetch, 1u64, None::<u64>),
         |(fetch, next, last)| async move {
             if last.is_some_and(|last| next > last) {

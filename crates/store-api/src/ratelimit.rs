@@ -11,7 +11,9 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
+use governor::clock::Clock;
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter as Gcra};
 use store_api_raw::contract;
@@ -32,6 +34,30 @@ pub(crate) const TOKEN_INTERVAL: Duration =
 /// The longest a limiter's whole burst may take to refill (see [`RateLimiter::with_rate`]).
 const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
+/// The bucket's clock: monotonic nanoseconds since the limiter was made. Ours, not governor's
+/// `DefaultClock`, which needs governor's `std` feature: parking_lot and futures-timer, build time for
+/// waiting helpers this limiter does not use (it sleeps on tokio's timer).
+#[derive(Clone, Debug)]
+struct Monotonic {
+    origin: std::time::Instant,
+}
+
+impl Default for Monotonic {
+    fn default() -> Self {
+        Monotonic {
+            origin: std::time::Instant::now(),
+        }
+    }
+}
+
+impl Clock for Monotonic {
+    type Instant = Nanos;
+
+    fn now(&self) -> Nanos {
+        Nanos::from(self.origin.elapsed())
+    }
+}
+
 /// A shareable per-store rate limiter. Cloning shares the bucket.
 #[derive(Clone)]
 pub struct RateLimiter {
@@ -39,7 +65,8 @@ pub struct RateLimiter {
 }
 
 struct Inner {
-    bucket: Gcra<NotKeyed, InMemoryState, DefaultClock>,
+    bucket: Gcra<NotKeyed, InMemoryState, Monotonic, NoOpMiddleware<Nanos>>,
+    clock: Monotonic,
     /// Nothing may be sent before this instant (a 429's Retry-After, or an empty server bucket).
     paused_until: Mutex<Option<Instant>>,
 }
@@ -86,9 +113,11 @@ impl RateLimiter {
         let quota = Quota::with_period(interval)
             .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
             .allow_burst(burst);
+        let clock = Monotonic::default();
         RateLimiter {
             inner: Arc::new(Inner {
-                bucket: Gcra::direct(quota),
+                bucket: Gcra::direct_with_clock(quota, clock.clone()),
+                clock,
                 paused_until: Mutex::new(None),
             }),
         }
@@ -121,7 +150,7 @@ impl RateLimiter {
                     Some(pause) => pause,
                     None => match self.inner.bucket.check() {
                         Ok(()) => return,
-                        Err(not_until) => not_until.wait_time_from(DefaultClock::default().now()),
+                        Err(not_until) => not_until.wait_time_from(self.inner.clock.now()),
                     },
                 }
             };

@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use futures::{Stream, TryStreamExt};
+use futures_util::{Stream, TryStreamExt};
 use store_api_raw::requests::{self, GetById, ListOrdersQuery, ListPage, ListQuery, Listable};
 use store_api_raw::types;
 use store_api_rules::artwork_url::check_url;

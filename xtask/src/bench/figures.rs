@@ -1248,7 +1248,7 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             "",
             2,
         )
-        .target(Target::AtMost(1.5), Gate::ReportOnly)
+        .target(Target::AtMost(1.25), Gate::ReportOnly)
         .full_only()
         .cause(CAUSE_BUILD),
         Figure::new(
@@ -1257,7 +1257,7 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             "",
             2,
         )
-        .target(Target::AtMost(1.5), Gate::Margin(BUILD_RATIO_MARGIN))
+        .target(Target::AtMost(1.25), Gate::Margin(BUILD_RATIO_MARGIN))
         .full_only()
         .cause(CAUSE_BUILD),
         Figure::new("build: clean store-api", "build_store_api_s", "s", 1).full_only(),
