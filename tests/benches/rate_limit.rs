@@ -10,8 +10,8 @@
 //! setting of the emulator, so the orders are created on a first emulator with the limit off, saved
 //! through its state file on shutdown, and loaded by a second emulator that has the limit on.
 //!
-//! Requests and 429s are counted from the client's own `store_api.request` tracing spans (one span per
-//! attempt, with the HTTP `status` recorded on it): a retried 429 is therefore counted both as a 429 and
+//! Requests and 429s are counted from the client's own `http.client.request` tracing spans (one span per
+//! attempt, with `http.response.status_code` recorded on it): a retried 429 is therefore counted both as a 429 and
 //! as a request. This needs no proxy and sees exactly what the client sent and got.
 //!
 //! Run with `cargo bench -p store-api-tests --bench rate_limit` (about 2 minutes). `-- --quick`, or
@@ -40,7 +40,9 @@ use tracing_subscriber::registry::LookupSpan;
 type BoxError = Box<dyn Error + Send + Sync>;
 
 /// The span the client opens around every attempt (crates/store-api/src/transport.rs).
-const REQUEST_SPAN: &str = "store_api.request";
+const REQUEST_SPAN: &str = "http.client.request";
+/// The answer's status on a try span.
+const STATUS_FIELD: &str = "http.response.status_code";
 /// The service's burst and sustained rate.
 const BURST: f64 = 10.0;
 const PER_SECOND: f64 = 2.0;
@@ -389,7 +391,8 @@ impl Counts {
     }
 }
 
-/// Counts `store_api.request` spans (one per attempt) and the `status` recorded on them.
+/// Counts `http.client.request` spans (one per attempt) and the `http.response.status_code` recorded
+/// on them.
 struct CountingLayer(Arc<Counts>);
 
 impl<S> Layer<S> for CountingLayer
@@ -425,18 +428,18 @@ where
     }
 }
 
-/// Picks the `status` field out of a span record.
+/// Picks the `http.response.status_code` field out of a span record.
 struct StatusField(Option<u64>);
 
 impl Visit for StatusField {
     fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "status" {
+        if field.name() == STATUS_FIELD {
             self.0 = Some(value);
         }
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        if field.name() == "status" {
+        if field.name() == STATUS_FIELD {
             self.0 = u64::try_from(value).ok();
         }
     }

@@ -93,19 +93,22 @@ async fn the_key_never_shows_in_debug_errors_or_traces() {
         !logs.contains(&key) && !logs.contains(wrong_key),
         "the key was logged"
     );
-    // Enough was logged to be worth checking: the request spans carry method, operation and status.
+    // Enough was logged to be worth checking: the try spans carry method, operation, the full URL and
+    // the status.
     for expected in [
-        "store_api.request",
-        "method=GET",
-        "method=POST",
-        "operation=\"get_status\"",
-        "operation=\"create_order\"",
-        "operation=\"get_order\"",
-        "status=200",
-        "status=201",
-        "status=401",
-        "status=404",
-        "status=409",
+        "http.client.request",
+        "store_api.operation",
+        "http.request.method=\"GET\"",
+        "http.request.method=\"POST\"",
+        "store_api.operation=\"get_status\"",
+        "store_api.operation=\"create_order\"",
+        "store_api.operation=\"get_order\"",
+        "url.full=",
+        "http.response.status_code=200",
+        "http.response.status_code=201",
+        "http.response.status_code=401",
+        "http.response.status_code=404",
+        "http.response.status_code=409",
     ] {
         assert!(
             logs.contains(expected),

@@ -62,10 +62,15 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON (the API's own shapes) instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Log to stderr: -v one line per HTTP request (method, operation, status, time; never the key),
-    /// -vv debug, -vvv trace. RUST_LOG, when set, chooses the filter instead.
+    /// Show the traffic on stderr, never the key: -v one line per try (method, full URL, status or
+    /// error, time, resends, rate limit left), -vv the headers too, -vvv the bodies too (customer
+    /// data as placeholders). A wait of 1 s or more on the store's rate limit is said even without -v
+    /// (with --json, only with -v). Colours only at a terminal without NO_COLOR. RUST_LOG adds its log.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Show the traffic's bodies too, customer data redacted: the same as -vvv.
+    #[arg(long, global = true)]
+    pub debug: bool,
 }
 
 /// A secret given on the command line or in the environment (an API key): its `Debug` never shows it,

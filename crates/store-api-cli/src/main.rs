@@ -15,6 +15,7 @@ mod render;
 mod session;
 mod store_copy;
 mod terminal;
+mod traffic;
 
 use std::process::ExitCode;
 
@@ -23,7 +24,10 @@ use clap::Parser as _;
 fn main() -> ExitCode {
     // clap exits by itself on usage errors (code 2), --help and --version (code 0).
     let cli = cli::Cli::parse();
-    logging::init(cli.global.verbose);
+    // The emulator server installs its own logger (its requests, at info); it sends no traffic.
+    if !matches!(&cli.command, cli::Command::Emulator(args) if args.action.is_none()) {
+        logging::init(&cli.global);
+    }
     // Every reqwest client of the process (the SDK's, the control endpoint's, the demo's) needs a rustls
     // crypto provider installed first; ring is the one compiled in.
     store_api::install_crypto_provider();

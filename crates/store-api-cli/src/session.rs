@@ -1,6 +1,8 @@
 //! The connection a command works with: a client built from flags or the environment, or one pointed
 //! at an emulator embedded in this process (`--emulator`). Never a silent fallback from one to the other.
 
+use std::sync::Arc;
+
 use store_api::{ApiKey, Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 use store_api_fixtures::Emulator;
 use store_api_fixtures::artwork::FakeResource;
@@ -8,6 +10,8 @@ use store_api_fixtures::artwork::FakeResource;
 use crate::config::Credentials;
 use crate::error::CliError;
 use crate::global::GlobalArgs;
+use crate::traffic::network::ShownNetwork;
+use crate::traffic::{self, Detail, Paint};
 
 /// The sample image the embedded emulator serves from a fake public host.
 pub const SAMPLE_IMAGE_URL: &str = "https://demo-assets.example.test/sunset-3000x2400.png";
@@ -33,11 +37,17 @@ struct Settings {
     store_id: String,
     api_key: ApiKey,
     allow_insecure_http: bool,
+    /// `-vv` and more: the network that shows each exchange's heads (and bodies).
+    shown: Option<Arc<ShownNetwork>>,
 }
 
 impl Settings {
     fn builder(&self, api_key: &str) -> ClientBuilder {
-        Client::builder()
+        let builder = match &self.shown {
+            Some(network) => Client::builder().network(network.clone()),
+            None => Client::builder(),
+        };
+        builder
             .base_url(self.base_url.clone())
             .store_id(self.store_id.clone())
             .api_key(api_key)
@@ -61,7 +71,7 @@ impl Session {
             ));
         }
         let credentials = crate::config::resolve(global, &crate::config::process_env)?;
-        let settings = settings(credentials, global.allow_insecure_http)?;
+        let settings = settings(credentials, global.allow_insecure_http, shown(global)?)?;
         let client = build(settings.builder(settings.api_key.expose_secret()))?;
         Ok(Session {
             client,
@@ -125,6 +135,7 @@ impl Session {
             store_id: store.id,
             api_key: ApiKey::new(store.api_key),
             allow_insecure_http: false,
+            shown: shown(global)?,
         };
         let client = build(settings.builder(settings.api_key.expose_secret()))?;
         eprintln!(
@@ -149,7 +160,11 @@ impl Session {
 
 /// The settings `credentials` give, or a usage error naming every missing setting and where it can
 /// come from.
-fn settings(credentials: Credentials, allow_insecure_http: bool) -> Result<Settings, CliError> {
+fn settings(
+    credentials: Credentials,
+    allow_insecure_http: bool,
+    shown: Option<Arc<ShownNetwork>>,
+) -> Result<Settings, CliError> {
     let in_profile = |field: &str| match &credentials.profile {
         Some(profile) => format!(", or {field} in profile {profile:?}"),
         None => String::new(),
@@ -190,7 +205,23 @@ fn settings(credentials: Credentials, allow_insecure_http: bool) -> Result<Setti
         store_id,
         api_key: ApiKey::new(api_key.expose()),
         allow_insecure_http,
+        shown,
     })
+}
+
+/// The network that shows the traffic's heads (`-vv`) and bodies (`-vvv`, `--debug`) on stderr, or
+/// none (the client's own network) below `-vv`.
+fn shown(global: &GlobalArgs) -> Result<Option<Arc<ShownNetwork>>, CliError> {
+    let detail = Detail::of(global);
+    if detail < Detail::Headers {
+        return Ok(None);
+    }
+    let paint = Paint {
+        ansi: traffic::colour_on_stderr(),
+    };
+    ShownNetwork::new(detail >= Detail::Bodies, paint, traffic::stderr_sink())
+        .map(Some)
+        .map_err(|e| CliError::Failed(e.to_string()))
 }
 
 /// The client `builder` builds, or a usage error in the command line's terms.

@@ -294,6 +294,7 @@ impl RedisLimiter {
                     self.recovered();
                     drop(turn);
                     if !wait.is_zero() {
+                        store_api::announce_rate_limit_wait(wait);
                         let _waiting = Waiting::new(&self.inner.waiting);
                         tokio::time::sleep(wait).await;
                     }
@@ -306,6 +307,7 @@ impl RedisLimiter {
                         turn = Some(self.inner.beyond.lock().await);
                         continue;
                     }
+                    store_api::announce_rate_limit_wait(again);
                     tokio::time::sleep(again).await;
                 }
                 Err(error) => {

@@ -69,15 +69,21 @@ use ::axum::extract::{FromRef, FromRequest, Request};
 use ::axum::http::{StatusCode, header};
 use ::axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
+use tracing::Instrument as _;
 
 use crate::error::WebhookError;
 use crate::event::Event;
+use crate::telemetry;
 use crate::verifier::{Verifier, parse, signature_from_headers};
 
 /// A delivery whose signature checked out, parsed into its [`Event`].
 ///
 /// Rejects with [`WebhookError`]: 401 for a missing or wrong signature, 413 for a body over the limit,
 /// 400 for a body that is not an event.
+///
+/// Opens the delivery span `store_api.webhooks.delivery` with its `store_api.webhooks.verify` step; a
+/// refused delivery closes it with its verdict, and [`process_once`](crate::dedupe::process_once)
+/// called with the event's id in the route's handler goes on with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifiedEvent(pub Event);
 
@@ -90,14 +96,21 @@ where
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let verifier = Verifier::from_ref(state);
-        let (parts, body) = request.into_parts();
-        let signature = signature_from_headers(&parts.headers)?;
-        if let Some(length) = content_length(&parts.headers) {
-            verifier.check_body_size(length)?;
+        // The delivery span; `process_once` in the route's handler (the same task) goes on with it.
+        let delivery = telemetry::delivery_span();
+        let result = async {
+            let (parts, body) = request.into_parts();
+            let signature = signature_from_headers(&parts.headers)?;
+            if let Some(length) = content_length(&parts.headers) {
+                verifier.check_body_size(length)?;
+            }
+            let raw_body = read_limited(body, &verifier).await?;
+            verifier.check(&signature, &raw_body)?;
+            parse(&raw_body)
         }
-        let raw_body = read_limited(body, &verifier).await?;
-        verifier.check(&signature, &raw_body)?;
-        parse(&raw_body).map(VerifiedEvent)
+        .instrument(telemetry::verify_span(&delivery))
+        .await;
+        telemetry::verified(delivery, result).map(VerifiedEvent)
     }
 }
 

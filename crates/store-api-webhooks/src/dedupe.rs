@@ -43,6 +43,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tracing::Instrument as _;
+
+use crate::telemetry::{self, Verdict};
 
 pub use memory::{DEFAULT_LEASE, MemoryDedupe};
 
@@ -377,6 +380,12 @@ fn deadline(now: Instant, duration: Duration) -> Instant {
 /// abandoned so the next delivery runs the handler again. If the caller's future is dropped mid-way,
 /// renewal stops and the claim expires after the lease.
 ///
+/// Traced as the delivery span `store_api.webhooks.delivery` with the steps `store_api.webhooks.claim`,
+/// `store_api.webhooks.handler` (the handler's own spans nest under it) and `store_api.webhooks.complete`
+/// (around `complete`, or `abandon` after a failure), and the verdict; it goes on with the span
+/// [`Verifier::verify`](crate::Verifier::verify) or the axum extractor opened for this event id in the
+/// same task, or opens one. Details in the crate's README ("Observability").
+///
 /// ```
 /// use store_api_webhooks::dedupe::{MemoryDedupe, Processed, process_once, response_status};
 ///
@@ -406,24 +415,88 @@ where
     F: FnOnce(Lease) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
+    // The delivery span a verification of this event opened in this task, or a new one.
+    let run = telemetry::Run::start(event_id);
+    let mut facts = RunFacts::default();
+    let outcome = run_once(dedupe, event_id, handler, &run.span, &mut facts)
+        .instrument(run.span.clone())
+        .await;
+    let (verdict, error_type) = match &outcome {
+        Ok(Processed::Done(_)) if facts.lost_claim => (Verdict::Stale, None),
+        Ok(Processed::Done(_)) => (Verdict::Processed, None),
+        Ok(Processed::Duplicate) => (Verdict::Duplicate, None),
+        Ok(Processed::InProgress | Processed::Busy) => (Verdict::Busy, None),
+        Err(ProcessError::Handler(_)) => (Verdict::HandlerFailed, None),
+        // The handler failed and abandoning its claim failed too: what the handler did decides.
+        Err(ProcessError::Store(_)) if facts.handler_failed => (Verdict::HandlerFailed, None),
+        // Not processed, the service retries (as for `busy`); the span says the store failed.
+        Err(ProcessError::Store(_)) => (Verdict::Busy, Some("dedupe_store")),
+    };
+    run.finish(verdict, error_type);
+    #[cfg(feature = "otel-metrics")]
+    if let Some(elapsed) = facts.handler_time {
+        crate::metrics::handler_duration(elapsed, verdict, run.topic());
+    }
+    outcome
+}
+
+/// What [`run_once`] saw that its result does not say, for the verdict.
+#[derive(Default)]
+struct RunFacts {
+    /// `complete` answered that another claim holds the event: the run was stale.
+    lost_claim: bool,
+    /// The handler returned an error.
+    handler_failed: bool,
+    /// How long the handler ran, if it ran.
+    #[cfg(feature = "otel-metrics")]
+    handler_time: Option<std::time::Duration>,
+}
+
+/// [`process_once`]'s steps, each in its span under `delivery`.
+async fn run_once<D, F, Fut, T, E>(
+    dedupe: &D,
+    event_id: &str,
+    handler: F,
+    delivery: &tracing::Span,
+    facts: &mut RunFacts,
+) -> Result<Processed<T>, ProcessError<E>>
+where
+    D: Dedupe + ?Sized,
+    F: FnOnce(Lease) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
     let lease_length = dedupe.lease();
     let sent = Instant::now();
-    let token = match dedupe.begin(event_id).await? {
+    let claim = dedupe
+        .begin(event_id)
+        .instrument(telemetry::claim_span(delivery))
+        .await?;
+    let token = match claim {
         Claim::Fresh(token) => token,
         Claim::Duplicate => return Ok(Processed::Duplicate),
         Claim::InProgress => return Ok(Processed::InProgress),
         Claim::Busy => return Ok(Processed::Busy),
     };
     let (lease, keeper) = Lease::start(deadline(sent, lease_length));
-    let work = handler(lease);
+    let handler_span = telemetry::handler_span(delivery);
+    // The handler's own spans nest under the handler step.
+    let work = handler_span
+        .in_scope(|| handler(lease))
+        .instrument(handler_span);
     let renewal = keep_renewing(dedupe, event_id, token, lease_length, keeper);
     tokio::pin!(renewal);
+    #[cfg(feature = "otel-metrics")]
+    let started = std::time::Instant::now();
     let outcome = tokio::select! {
         // The handler first: once it is done, its outcome counts even if a renewal is due.
         biased;
         outcome = work => outcome,
         never = &mut renewal => match never {},
     };
+    #[cfg(feature = "otel-metrics")]
+    {
+        facts.handler_time = Some(started.elapsed());
+    }
     match outcome {
         Ok(value) => {
             // The claim is renewed until `complete` answers, not only until the handler returned: a
@@ -433,14 +506,20 @@ where
             let marked = tokio::select! {
                 biased;
                 // `false`: the claim was lost and another delivery holds the event; it marks it done.
-                marked = dedupe.complete(event_id, token) => marked,
+                marked = dedupe
+                    .complete(event_id, token)
+                    .instrument(telemetry::complete_span(delivery)) => marked,
                 never = &mut renewal => match never {},
             };
-            let _marked = marked?;
+            facts.lost_claim = !marked?;
             Ok(Processed::Done(value))
         }
         Err(error) => {
-            dedupe.abandon(event_id, token).await?;
+            facts.handler_failed = true;
+            dedupe
+                .abandon(event_id, token)
+                .instrument(telemetry::complete_span(delivery))
+                .await?;
             Err(ProcessError::Handler(error))
         }
     }

@@ -1,8 +1,12 @@
 //! The event a delivery carries, and where it points.
 
+use std::fmt;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use store_api_raw::types::WebhookEvent;
+
+use crate::delivery_link::DeliveryLink;
 
 /// The event name of a webhook event: the raw crate's open enum, so an unknown topic arrives as
 /// `Topic::Unknown(name)` instead of failing the delivery.
@@ -12,7 +16,7 @@ pub use store_api_raw::open::WebhookTopic as Topic;
 ///
 /// Unknown fields are ignored and an unknown topic is kept as [`Topic::Unknown`], so events of a newer
 /// service still parse.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -31,6 +35,25 @@ pub struct Event {
     /// When the event was created, if the service says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<DateTime<Utc>>,
+    /// The delivery span a verification opened, for `process_once` to go on with (never on the wire;
+    /// equal and invisible in `Debug` whatever it holds).
+    #[serde(skip)]
+    #[cfg_attr(feature = "schemars", schemars(skip))]
+    pub(crate) delivery: DeliveryLink,
+}
+
+// By hand, to leave out the delivery span: what an event prints is what it says.
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Event")
+            .field("id", &self.id)
+            .field("store_id", &self.store_id)
+            .field("topic", &self.topic)
+            .field("data", &self.data)
+            .field("is_test", &self.is_test)
+            .field("created_at", &self.created_at)
+            .finish()
+    }
 }
 
 /// The id of an [`Event::new`].
@@ -75,6 +98,7 @@ impl Event {
             },
             is_test: false,
             created_at: None,
+            delivery: DeliveryLink::default(),
         }
     }
 
@@ -114,6 +138,7 @@ impl From<WebhookEvent> for Event {
             data: EventData { id: event.data.id },
             is_test: event.is_test.unwrap_or(false),
             created_at: event.created_at,
+            delivery: DeliveryLink::default(),
         }
     }
 }

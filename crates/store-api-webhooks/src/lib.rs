@@ -5,11 +5,16 @@
 #[cfg(feature = "axum")]
 pub mod axum;
 pub mod dedupe;
+mod delivery_link;
 mod error;
 mod event;
 #[cfg(feature = "client")]
 mod follow_up;
+#[cfg(feature = "otel-metrics")]
+mod metrics;
 mod signature;
+mod telemetry;
+mod verdict;
 mod verifier;
 
 pub use error::{PayloadError, WebhookError};

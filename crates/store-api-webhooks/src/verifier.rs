@@ -10,6 +10,7 @@ use http::HeaderMap;
 use crate::error::{PayloadError, WebhookError};
 use crate::event::Event;
 use crate::signature::{HmacSha256, SIGNATURE_HEADER, Signature, keyed_mac};
+use crate::telemetry;
 use store_api_raw::KeyHandle;
 
 /// Largest body a [`Verifier`] accepts unless told otherwise: 1 MiB, far above a ~300-byte event.
@@ -173,23 +174,35 @@ impl Verifier {
     /// assert!(matches!(forged, Err(WebhookError::SignatureMismatch)));
     /// # Ok::<(), WebhookError>(())
     /// ```
+    ///
+    /// Opens the delivery span `store_api.webhooks.delivery` (with its `store_api.webhooks.verify` step);
+    /// [`process_once`](crate::dedupe::process_once) called with the event's id in the same task goes
+    /// on with it.
     pub fn verify(&self, signature: &str, raw_body: &[u8]) -> Result<Event, WebhookError> {
-        self.verify_signature(signature, raw_body)?;
-        parse(raw_body)
+        let delivery = telemetry::delivery_span();
+        let result = telemetry::verify_span(&delivery).in_scope(|| {
+            self.verify_signature(signature, raw_body)?;
+            parse(raw_body)
+        });
+        telemetry::verified(delivery, result)
     }
 
     /// Like [`Verifier::verify`], taking the signature from the request's headers (`HeaderMap` is the
     /// `http` crate's, the same type as `axum::http::HeaderMap`). Only the first `X-Service-Signature`
-    /// value is read.
+    /// value is read. The delivery span is opened as by [`Verifier::verify`].
     pub fn verify_headers(
         &self,
         headers: &HeaderMap,
         raw_body: &[u8],
     ) -> Result<Event, WebhookError> {
-        let signature = signature_from_headers(headers)?;
-        self.check_body_size(raw_body.len())?;
-        self.check(&signature, raw_body)?;
-        parse(raw_body)
+        let delivery = telemetry::delivery_span();
+        let result = telemetry::verify_span(&delivery).in_scope(|| {
+            let signature = signature_from_headers(headers)?;
+            self.check_body_size(raw_body.len())?;
+            self.check(&signature, raw_body)?;
+            parse(raw_body)
+        });
+        telemetry::verified(delivery, result)
     }
 
     /// Checks `signature` against `raw_body` without parsing the body.

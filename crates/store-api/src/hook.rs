@@ -4,8 +4,8 @@
 //!
 //! Every request of a [`Client`](crate::Client), retries, [`Orders::submit`](crate::Orders::submit)'s
 //! attempts and [`Client::request`](crate::Client::request) (a single attempt or with another key
-//! too) included, goes through one place (the transport's `send_once`); the hooks run there, after
-//! the rate limiter let the try go, so the duration they see is the try's own.
+//! too) included, goes through one place (the transport's `send_once`, one try at a time); the hooks
+//! run there, after the rate limiter let the try go, so the duration they see is the try's own.
 
 use std::fmt;
 use std::time::Duration;

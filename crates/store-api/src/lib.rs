@@ -22,6 +22,7 @@ mod retry;
 mod settings;
 pub mod store_cache;
 mod submit;
+mod telemetry;
 mod transport;
 pub mod validate;
 
@@ -38,7 +39,7 @@ pub use new_order::{
     ShipToAddress,
 };
 pub use pages::{MAX_PAGE_SIZE, Page};
-pub use ratelimit::RateLimiter;
+pub use ratelimit::{RateLimiter, announce_rate_limit_wait};
 pub use request::ApiRequest;
 pub use resources::{Artworks, Catalog, Collection, Listed, Orders, Products};
 pub use response::ApiResponse;

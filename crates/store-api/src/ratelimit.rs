@@ -34,6 +34,27 @@ pub(crate) const TOKEN_INTERVAL: Duration =
 /// The longest a limiter's whole burst may take to refill (see [`RateLimiter::with_rate`]).
 const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
+/// Announces a wait for the store's rate limit before it starts: an event of target
+/// `store_api::rate_limit` with the field `store_api.rate_limit.wait_s` (docs/telemetry.md), which the
+/// request's operation span holds and the command line shows as "waiting 4.5 s for the store's rate
+/// limit". The client calls it before a 429's `Retry-After` and [`RateLimiter`] before its own waits; a
+/// [`Limiter`](crate::Limiter) of your own calls it before a wait it knows, as `store-api-redis`'s does. A zero wait
+/// announces nothing.
+///
+/// ```
+/// store_api::announce_rate_limit_wait(std::time::Duration::from_millis(1500));
+/// ```
+pub fn announce_rate_limit_wait(wait: Duration) {
+    if !wait.is_zero() {
+        tracing::event!(
+            target: "store_api::rate_limit",
+            tracing::Level::INFO,
+            { store_api.rate_limit.wait_s = wait.as_secs_f64() },
+            "waiting for the store's rate limit"
+        );
+    }
+}
+
 /// The bucket's clock: monotonic nanoseconds since the limiter was made. Ours, not governor's
 /// `DefaultClock`, which needs governor's `std` feature: parking_lot and futures-timer, build time for
 /// waiting helpers this limiter does not use (it sleeps on tokio's timer).
@@ -154,6 +175,7 @@ impl RateLimiter {
                     },
                 }
             };
+            announce_rate_limit_wait(wait);
             tokio::time::sleep(wait).await;
         }
     }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::difference::differences;
 use crate::error::{self, Error, Result};
@@ -11,6 +12,7 @@ use crate::new_order::{IdentifiedOrder, NewOrder};
 use crate::resources::Orders;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
 use crate::settings::{deadline_after, later};
+use crate::telemetry;
 use crate::transport::KeyChoice;
 use crate::validate::{self, Violation, ViolationKind};
 
@@ -238,7 +240,50 @@ impl Orders<'_> {
         self.submit_checked(order, true).await
     }
 
+    /// A submission in its span (`store_api.submit`): the POSTs' and lookups' operation spans are its
+    /// children.
     async fn submit_checked(&self, order: &IdentifiedOrder, preflight: bool) -> Result<Submission> {
+        let span = tracing::info_span!(
+            target: "store_api::submit",
+            "store_api.submit",
+            "otel.name" = "store_api.orders.submit",
+            "otel.kind" = "internal",
+            "otel.status_code" = tracing::field::Empty,
+            "store_api.external_order_id" = order.external_order_id(),
+            "store_api.submit.attempts" = tracing::field::Empty,
+            "store_api.submit.outcome" = tracing::field::Empty,
+            "store_api.submit.preflight" = preflight,
+            "store_api.submit.preflight_s" = tracing::field::Empty,
+            "error.type" = tracing::field::Empty,
+        );
+        let mut record = SubmitRecord::default();
+        let result = self
+            .submit_attempts(order, preflight, &mut record)
+            .instrument(span.clone())
+            .await;
+        let outcome = submit_outcome(&result);
+        #[cfg(feature = "otel-metrics")]
+        crate::telemetry::metrics::record_submission(outcome);
+        if !span.is_disabled() {
+            span.record("store_api.submit.attempts", i64::from(record.attempts));
+            span.record("store_api.submit.outcome", outcome);
+            if let Some(took) = record.preflight {
+                span.record("store_api.submit.preflight_s", telemetry::seconds(took));
+            }
+            if let Err(error) = &result {
+                span.record("error.type", telemetry::error_type(error).as_ref());
+                span.record("otel.status_code", "error");
+            }
+        }
+        result
+    }
+
+    async fn submit_attempts(
+        &self,
+        order: &IdentifiedOrder,
+        preflight: bool,
+        record: &mut SubmitRecord,
+    ) -> Result<Submission> {
         // The type guarantees an id that a lookup can find: a retry is reconciled by looking it up.
         let external_id = order.external_order_id();
         let order = order.as_request();
@@ -254,7 +299,10 @@ impl Orders<'_> {
             .saturating_add(transport.max_pause)
             .saturating_add(timeout);
         let checked = if preflight {
-            self.preflight(order).await
+            let checking = Instant::now();
+            let checked = self.preflight(order).await;
+            record.preflight = Some(checking.elapsed());
+            checked
         } else {
             Ok(())
         };
@@ -279,6 +327,7 @@ impl Orders<'_> {
         let mut ambiguous: Option<Error> = None;
         let mut last: Option<Error> = None;
         for number in 1.. {
+            record.attempts = number;
             let attempt_started = Instant::now();
             let answer = match self.post_once(order, external_id, number).await {
                 Ok(answer) => answer,
@@ -611,6 +660,37 @@ impl Orders<'_> {
             }
         }
         Ok(None)
+    }
+}
+
+/// What a submission's span records once it ends.
+#[derive(Debug, Default)]
+struct SubmitRecord {
+    /// POSTs tried (an attempt refused unsent included).
+    attempts: u32,
+    /// The pre-flight check's time, when it ran.
+    preflight: Option<Duration>,
+}
+
+/// `store_api.submit.outcome`: how a submission ended.
+fn submit_outcome(result: &Result<Submission>) -> &'static str {
+    match result {
+        Ok(Submission {
+            submitted: Submitted::Created(_),
+            ..
+        }) => "created",
+        Ok(_) => "already_existed",
+        Err(error) if error.may_have_been_processed() => "undecided",
+        Err(Error::Invalid { .. }) => "rejected_locally",
+        // The service's own answer: nothing was placed (a reused external id included).
+        Err(error)
+            if error
+                .status()
+                .is_some_and(|status| (400..500).contains(&status)) =>
+        {
+            "refused"
+        }
+        Err(_) => "failed",
     }
 }
 

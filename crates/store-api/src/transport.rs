@@ -9,6 +9,7 @@
 //! [`Orders::submit`]: crate::Orders::submit
 //! [`Client::request`]: crate::Client::request
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use crate::limiter::Limiter;
 use crate::network::{Failure, Network, NetworkError};
 use crate::response::ApiResponse;
 use crate::retry::{Decision, Outcome, RetryPolicy, decide};
+use crate::telemetry;
 
 /// The operation id hooks and spans see for a request that matches no operation of the spec (the
 /// escape hatch's, such as `store_api_conformance`'s probe of an unserved path).
@@ -89,14 +91,45 @@ impl Reply {
     }
 }
 
+/// What the tries of one call add up to, for its operation span and the metrics.
+#[derive(Debug, Default)]
+struct CallRecord {
+    /// Tries made.
+    tries: u32,
+    /// The limiter's wait, summed over the tries.
+    waited: Duration,
+    /// The last try's `error.type`, if it failed.
+    error_type: Option<Cow<'static, str>>,
+}
+
 impl ClientTransport {
     /// Sends `request` (built by the generated code or the escape hatch, without a key) with the
-    /// retries `retries` allows, and returns the last attempt's answer, whatever its status.
+    /// retries `retries` allows, and returns the last attempt's answer, whatever its status; in an
+    /// operation span (`store_api.operation`) whose children are the tries' spans.
     pub(crate) async fn send(
         &self,
         request: reqwest::Request,
         key: &KeyChoice,
         retries: Retries,
+    ) -> Result<ApiResponse> {
+        let operation = operation_of(request.method(), request.url());
+        let span = operation_span(operation);
+        let mut record = CallRecord::default();
+        let result = self
+            .send_tries(request, key, retries, operation, &mut record)
+            .instrument(span.clone())
+            .await;
+        end_operation(&span, &record);
+        result
+    }
+
+    async fn send_tries(
+        &self,
+        request: reqwest::Request,
+        key: &KeyChoice,
+        retries: Retries,
+        operation: Option<&'static Operation>,
+        record: &mut CallRecord,
     ) -> Result<ApiResponse> {
         let policy = match retries {
             Retries::ClientPolicy => self.policy,
@@ -113,7 +146,9 @@ impl ClientTransport {
         loop {
             let spare = current.try_clone();
             let sent_key = self.key.current();
-            let (result, outcome) = self.send_once(current, key, attempt).await;
+            let (result, outcome) = self
+                .try_once(current, key, attempt, operation, record)
+                .await;
             let decision = match spare {
                 // A 401 to a key the handle no longer holds: the request crossed a rotation in flight.
                 // Nothing was processed (the key is checked first), so it is sent again at once with
@@ -133,10 +168,22 @@ impl ClientTransport {
             match (decision, spare) {
                 (Decision::RetryAfter(wait), Some(spare)) => {
                     tracing::debug!(attempt, ?outcome, ?wait, "retrying");
+                    #[cfg(feature = "otel-metrics")]
+                    crate::telemetry::metrics::record_retry(
+                        operation.map_or(UNKNOWN_OPERATION, |op| op.method_name),
+                        record.error_type.as_deref().unwrap_or("_OTHER"),
+                    );
                     // No retry starts after the policy's time is up: the call ends within
                     // `max_elapsed` plus one attempt (a limiter's wait and a timeout).
                     let left = policy.max_elapsed.saturating_sub(started.elapsed());
-                    tokio::time::sleep(wait.min(left)).await;
+                    let wait = wait.min(left);
+                    if matches!(outcome, Outcome::Status(429, _)) && !wait.is_zero() {
+                        // A 429's Retry-After is slept here (the limiter's pause ends with it, so its
+                        // own acquire then waits nothing): announced as the limiter's waits are.
+                        crate::ratelimit::announce_rate_limit_wait(wait);
+                        record.waited += wait;
+                    }
+                    tokio::time::sleep(wait).await;
                     current = spare;
                     attempt += 1;
                 }
@@ -145,43 +192,79 @@ impl ClientTransport {
         }
     }
 
-    /// Sends one attempt of `request`: refused unsent for another origin than the base URL's; then
-    /// under the rate limiter, in a span, with the user's hooks around it and the key `key` names set
-    /// last (hooks neither see nor replace it); its answer's rate-limit headers followed
-    /// (`X-RateLimit-Remaining: 0` and a 429's `Retry-After`, capped at `max_pause`, pause the whole
-    /// store); a redirect refused, never followed; the body read whole, at most `max_response_bytes`
-    /// of it, all of it within the client's timeout from the moment the limiter let the attempt go.
+    /// Sends one attempt of `request` (see [`ClientTransport::try_once`]) as a call of its own: in an
+    /// operation span with this one try (`Orders::submit`'s POSTs; `attempt` > 1 is a resend).
     ///
     /// Returns the outcome for a retry decision alongside: for an answer whose body could not be read,
     /// its status.
     pub(crate) async fn send_once(
         &self,
-        mut request: reqwest::Request,
+        request: reqwest::Request,
         key: &KeyChoice,
         attempt: u32,
     ) -> (Result<Reply>, Outcome) {
+        let operation = operation_of(request.method(), request.url());
+        let span = operation_span(operation);
+        let mut record = CallRecord::default();
+        let sent = self
+            .try_once(request, key, attempt, operation, &mut record)
+            .instrument(span.clone())
+            .await;
+        end_operation(&span, &record);
+        sent
+    }
+
+    /// Sends one attempt of `request`: refused unsent for another origin than the base URL's; then
+    /// under the rate limiter, in a span (`http.client.request`), with the user's hooks around it and
+    /// the key `key` names set last (hooks neither see nor replace it); its answer's rate-limit headers
+    /// followed (`X-RateLimit-Remaining: 0` and a 429's `Retry-After`, capped at `max_pause`, pause the
+    /// whole store); a redirect refused, never followed; the body read whole, at most
+    /// `max_response_bytes` of it, all of it within the client's timeout from the moment the limiter
+    /// let the attempt go.
+    async fn try_once(
+        &self,
+        mut request: reqwest::Request,
+        key: &KeyChoice,
+        attempt: u32,
+        operation: Option<&'static Operation>,
+        record: &mut CallRecord,
+    ) -> (Result<Reply>, Outcome) {
+        record.tries += 1;
+        let operation_id = operation.map_or(UNKNOWN_OPERATION, |op| op.method_name);
         let origin = request.url().origin();
         if origin != self.origin {
+            // A try of its own, refused unsent: its span says so, and carries no URL (another host's).
+            let span = try_span(&request, operation_id, attempt);
+            span.record("otel.name", request.method().as_str());
+            let refused: Cow<'static, str> = Cow::Borrowed("refused");
+            span.record("error.type", refused.as_ref());
+            span.record("otel.status_code", "error");
+            #[cfg(feature = "otel-metrics")]
+            self.record_try_metric(&request, operation, None, Some(&refused), Duration::ZERO);
+            record.error_type = Some(refused);
             let failure = Failure::OffBase {
                 origin: origin.ascii_serialization(),
             };
             return (Err(error::from_failure(failure)), Outcome::ConnectFailed);
         }
-        let operation = operation_of(request.method(), request.url());
         let info = TryInfo {
             method: request.method().clone(),
-            operation_id: operation.map_or(UNKNOWN_OPERATION, |op| op.method_name),
+            operation_id,
             path_template: operation.map_or("unknown", |op| op.path),
             number: attempt,
         };
+        let wait_started = Instant::now();
         self.limiter.acquire().await;
-        let deadline = crate::settings::deadline_after(self.timeout);
-        let headers = request.headers_mut();
-        // Hooks never see the key, and cannot replace it.
-        headers.remove(API_KEY_HEADER);
-        for hook in &self.hooks {
-            hook.before(&info, headers);
+        let waited = wait_started.elapsed();
+        record.waited += waited;
+        #[cfg(feature = "otel-metrics")]
+        if waited >= LIMITER_WAIT_FLOOR {
+            crate::telemetry::metrics::record_wait(waited);
         }
+        // Opened once the limiter lets the try go: its time is the exchange's. The wait is the
+        // operation's (its `store_api.rate_limit.waited_s`, and the limiter's event).
+        let span = try_span(&request, operation_id, attempt);
+        let deadline = crate::settings::deadline_after(self.timeout);
         // Read per attempt, so a rotation reaches retries too. A key that cannot be a header value is
         // refused when the client is built (same check); if a rotation brought one, the attempt goes
         // without a key and the service answers 401.
@@ -189,20 +272,117 @@ impl ClientTransport {
             KeyChoice::Current => self.key.current(),
             KeyChoice::Given(key) => key.clone(),
         };
+        // The service reads no userinfo (the key goes in `X-API-Key`) and the HTTP stack does not send
+        // it, but would log it (its connection pool's key): dropped.
+        if !request.url().username().is_empty() || request.url().password().is_some() {
+            let url = request.url_mut();
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
+        // Built only for a subscriber that listens, and before the span is first entered: the
+        // OpenTelemetry layer takes the span's name when it starts it.
+        let template = if span.is_disabled() && !cfg!(feature = "otel-metrics") {
+            None
+        } else {
+            operation.map(|op| telemetry::url_template(request.url().path(), op))
+        };
+        if !span.is_disabled() {
+            span.record(
+                "otel.name",
+                telemetry::try_name(request.method().as_str(), template.as_deref()),
+            );
+            let handle_key = self.key.current();
+            let keys = [key.expose_secret(), handle_key.expose_secret()];
+            span.record("url.full", telemetry::url_full(request.url(), &keys));
+            if let Some(template) = &template {
+                span.record("url.template", template.as_str());
+            }
+        }
+        let headers = request.headers_mut();
+        // Hooks never see the key, and cannot replace it.
+        headers.remove(API_KEY_HEADER);
+        span.in_scope(|| {
+            for hook in &self.hooks {
+                hook.before(&info, headers);
+            }
+        });
         let _ = set_api_key(headers, &key);
-        let span = tracing::info_span!(
-            "store_api.request",
-            method = %request.method(),
-            operation = info.operation_id,
-            path = info.path_template,
-            attempt,
-            status = tracing::field::Empty,
-            rate_limit_remaining = tracing::field::Empty,
-        );
+        #[cfg(feature = "otel-metrics")]
+        let metric_request = (request.method().clone(), request.url().clone());
         let sent = Instant::now();
-        let exchange = tokio::time::timeout_at(deadline, self.network.send(request))
+        let (result, outcome) = self
+            .exchange(request, &info, deadline, sent, &span)
             .instrument(span.clone())
             .await;
+        let error_type = match (&outcome, &result) {
+            (Outcome::Status(status, _), _) if *status >= 400 => {
+                Some(telemetry::status_text(*status))
+            }
+            (_, Err(error)) => Some(telemetry::error_type(error)),
+            (_, Ok(reply)) => reply.body.as_ref().err().map(telemetry::error_type),
+        };
+        if let Some(error_type) = &error_type {
+            span.record("error.type", error_type.as_ref());
+            span.record("otel.status_code", "error");
+        }
+        #[cfg(feature = "otel-metrics")]
+        {
+            let status = match outcome {
+                Outcome::Status(status, _) => Some(status),
+                _ => None,
+            };
+            let (method, url) = metric_request;
+            crate::telemetry::metrics::record_try(
+                &crate::telemetry::metrics::TryPoint {
+                    method: method.as_str(),
+                    address: url.host_str().unwrap_or_default(),
+                    port: url.port_or_known_default(),
+                    template: template.as_deref(),
+                    status,
+                    error_type: error_type.as_deref(),
+                },
+                sent.elapsed(),
+            );
+        }
+        record.error_type = error_type;
+        (result, outcome)
+    }
+
+    #[cfg(feature = "otel-metrics")]
+    fn record_try_metric(
+        &self,
+        request: &reqwest::Request,
+        operation: Option<&'static Operation>,
+        status: Option<u16>,
+        error_type: Option<&str>,
+        duration: Duration,
+    ) {
+        let url = request.url();
+        let template = operation.map(|op| telemetry::url_template(url.path(), op));
+        crate::telemetry::metrics::record_try(
+            &crate::telemetry::metrics::TryPoint {
+                method: request.method().as_str(),
+                address: url.host_str().unwrap_or_default(),
+                port: url.port_or_known_default(),
+                template: template.as_deref(),
+                status,
+                error_type,
+            },
+            duration,
+        );
+    }
+
+    /// The exchange of one try, once its key is set: the network's answer (within the deadline), the
+    /// hooks told how it went, and the answer read.
+    async fn exchange(
+        &self,
+        request: reqwest::Request,
+        info: &TryInfo,
+        deadline: Instant,
+        sent: Instant,
+        span: &tracing::Span,
+    ) -> (Result<Reply>, Outcome) {
+        let exchange = tokio::time::timeout_at(deadline, self.network.send(request)).await;
         let (response, ended) = match exchange {
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
@@ -240,11 +420,11 @@ impl ClientTransport {
         if !self.hooks.is_empty() {
             let duration = sent.elapsed();
             for hook in &self.hooks {
-                hook.after(&info, &ended, duration);
+                hook.after(info, &ended, duration);
             }
         }
         match response {
-            Ok(response) => self.answer(response, &span, deadline).await,
+            Ok(response) => self.answer(response, span, deadline).await,
             Err(error) => {
                 let outcome = if matches!(error, Error::Refused { .. }) {
                     Outcome::Refused
@@ -267,14 +447,23 @@ impl ClientTransport {
         deadline: Instant,
     ) -> (Result<Reply>, Outcome) {
         let status = response.status().as_u16();
-        span.record("status", status);
+        span.record("http.response.status_code", i64::from(status));
         let headers = std::mem::take(response.headers_mut());
-        if let Some(remaining) = header_u64(&headers, "x-ratelimit-remaining") {
-            span.record("rate_limit_remaining", remaining);
+        let remaining = header_u64(&headers, "x-ratelimit-remaining");
+        let retry_after = error::retry_after(&headers);
+        if !span.is_disabled() {
+            record_rate_limit_headers(span, &headers, remaining, retry_after);
+        }
+        if let Some(remaining) = remaining {
+            #[cfg(feature = "otel-metrics")]
+            if remaining == 0 {
+                crate::telemetry::metrics::record_pause("remaining_zero");
+            }
             self.limiter.observe_remaining(remaining).await;
         }
-        let retry_after = error::retry_after(&headers);
         if status == 429 {
+            #[cfg(feature = "otel-metrics")]
+            crate::telemetry::metrics::record_pause("429");
             // Capped: one absurd header must not park every client of the store.
             let pause = retry_after.unwrap_or(Duration::from_secs(1));
             self.limiter.pause_for(pause.min(self.max_pause)).await;
@@ -346,6 +535,94 @@ impl ClientTransport {
 pub(crate) fn operation_of(method: &reqwest::Method, url: &url::Url) -> Option<&'static Operation> {
     // One matcher for every user of the contract (the client, the cassettes' checks).
     store_api_raw::contract::operation_at(method.as_str(), url.path())
+}
+
+/// The limiter's wait below which a try counts as not held back (the metric of waits).
+#[cfg(feature = "otel-metrics")]
+const LIMITER_WAIT_FLOOR: Duration = Duration::from_millis(1);
+
+/// An operation's span, `store_api.operation`: the tries' spans are its children.
+fn operation_span(operation: Option<&'static Operation>) -> tracing::Span {
+    let operation_id = operation.map_or(UNKNOWN_OPERATION, |op| op.method_name);
+    let span = tracing::info_span!(
+        target: "store_api::operation",
+        "store_api.operation",
+        "otel.name" = tracing::field::Empty,
+        "otel.kind" = "internal",
+        "otel.status_code" = tracing::field::Empty,
+        "store_api.operation" = operation_id,
+        "store_api.tries" = tracing::field::Empty,
+        "store_api.rate_limit.waited_s" = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("store_api.{operation_id}"));
+    }
+    span
+}
+
+/// What a call's tries added up to, on its operation span.
+fn end_operation(span: &tracing::Span, record: &CallRecord) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("store_api.tries", i64::from(record.tries));
+    span.record(
+        "store_api.rate_limit.waited_s",
+        telemetry::seconds(record.waited),
+    );
+    if let Some(error_type) = &record.error_type {
+        span.record("error.type", error_type.as_ref());
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// A try's span, `http.client.request`; what only an answer or a listening subscriber gives is
+/// recorded later.
+fn try_span(request: &reqwest::Request, operation_id: &'static str, attempt: u32) -> tracing::Span {
+    let url = request.url();
+    tracing::info_span!(
+        target: "store_api::http",
+        "http.client.request",
+        "otel.name" = tracing::field::Empty,
+        "otel.kind" = "client",
+        "otel.status_code" = tracing::field::Empty,
+        "http.request.method" = request.method().as_str(),
+        "server.address" = url.host_str().unwrap_or_default(),
+        "server.port" = url.port_or_known_default().map(i64::from),
+        "url.full" = tracing::field::Empty,
+        "url.template" = tracing::field::Empty,
+        "store_api.operation" = operation_id,
+        "http.request.resend_count" = (attempt > 1).then(|| i64::from(attempt - 1)),
+        "http.response.status_code" = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+        "store_api.rate_limit.limit" = tracing::field::Empty,
+        "store_api.rate_limit.remaining" = tracing::field::Empty,
+        "store_api.rate_limit.reset" = tracing::field::Empty,
+        "store_api.retry_after_s" = tracing::field::Empty,
+    )
+}
+
+/// The answer's rate-limit headers, on its try's span.
+fn record_rate_limit_headers(
+    span: &tracing::Span,
+    headers: &HeaderMap,
+    remaining: Option<u64>,
+    retry_after: Option<Duration>,
+) {
+    let as_i64 = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+    if let Some(limit) = header_u64(headers, "x-ratelimit-limit") {
+        span.record("store_api.rate_limit.limit", as_i64(limit));
+    }
+    if let Some(remaining) = remaining {
+        span.record("store_api.rate_limit.remaining", as_i64(remaining));
+    }
+    if let Some(reset) = header_u64(headers, "x-ratelimit-reset") {
+        span.record("store_api.rate_limit.reset", as_i64(reset));
+    }
+    if let Some(retry_after) = retry_after {
+        span.record("store_api.retry_after_s", telemetry::seconds(retry_after));
+    }
 }
 
 fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {

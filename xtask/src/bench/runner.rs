@@ -105,6 +105,12 @@ pub const SUITE: &[Bench] = &[
     },
     Bench {
         package: "store-api-tests",
+        name: "telemetry_overhead",
+        measures: "OpenTelemetry's cost to the client",
+        profile: Profile::Release,
+    },
+    Bench {
+        package: "store-api-tests",
         name: "store_scale",
         measures: "pre-flight at merchant scale (20,000 products)",
         profile: Profile::Release,

@@ -119,10 +119,15 @@ fn failures_keep_the_exit_codes_of_the_other_commands() {
 }
 
 #[test]
-fn dash_v_logs_the_request_under_its_operation() {
+fn dash_v_logs_the_request_with_its_full_url() {
     let env = Env::start();
     let run = env.run(&["api", "GET", "/orders?limit=1", "-v"]).code(0);
-    assert!(run.stderr.contains("list_orders"), "{run:?}");
+    let line = format!(
+        "GET {}/stores/{}/orders?limit=1 → 200 in ",
+        env.emu.base_url(),
+        env.store
+    );
+    assert!(run.stderr.starts_with(&line), "{run:?}");
     assert!(!run.stderr.contains(&env.key), "{run:?}");
 }
 

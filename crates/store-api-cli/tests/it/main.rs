@@ -31,3 +31,5 @@ mod schema;
 mod proxy;
 // `--help` of every command.
 mod help;
+// Issue 37: -v, -vv, -vvv/--debug show the traffic; the wait on the rate limit said.
+mod traffic;

@@ -1,0 +1,253 @@
+//! What the client's spans and metrics carry, computed in one place (docs/telemetry.md lists them):
+//! the redacted `url.full`, `url.template`, and the `error.type` classes. The spans themselves are
+//! opened by the transport (`http.client.request`, `store_api.operation`) and by `Orders::submit`
+//! (`store_api.submit`); the metrics, behind the `otel-metrics` feature, live in [`metrics`].
+//!
+//! Integers are recorded as `i64`: `tracing-opentelemetry` exports a `u64` field as a string, and the
+//! conventions type `http.response.status_code` and its siblings as ints.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use store_api_raw::contract::{Operation, VERSION_PREFIX};
+
+use crate::error::Error;
+
+#[cfg(feature = "otel-metrics")]
+pub(crate) mod metrics;
+
+/// What replaces a part of a URL that holds the key.
+pub(crate) const REDACTED: &str = "REDACTED";
+
+/// `url.template`: the base URL's path (up to and with the version prefix) and the operation's path
+/// template (`/store-api/2026-08/orders/{orderId}`), an absolute path template as the conventions
+/// define it.
+pub(crate) fn url_template(path: &str, operation: &Operation) -> String {
+    let base = path
+        .find(VERSION_PREFIX)
+        .map_or(VERSION_PREFIX, |at| &path[..at + VERSION_PREFIX.len()]);
+    let mut template = String::with_capacity(base.len() + operation.path.len());
+    template.push_str(base);
+    template.push_str(operation.path);
+    template
+}
+
+/// `url.full`: the URL with its query, without userinfo or fragment, and every path segment, query
+/// name or query value whose percent-decoded text contains one of `keys` written as `REDACTED`. If a
+/// key could still be read in what is left (a key holding `/` or `&`, which the service's never do),
+/// path and query are dropped whole.
+pub(crate) fn url_full(url: &url::Url, keys: &[&str]) -> String {
+    let mut full = String::with_capacity(url.as_str().len());
+    full.push_str(url.scheme());
+    full.push_str("://");
+    full.push_str(url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        full.push(':');
+        full.push_str(&port.to_string());
+    }
+    let origin_len = full.len();
+    let holds_key = |raw: &str, plus_is_space: bool| {
+        let decoded = percent_decode(raw, plus_is_space);
+        keys.iter()
+            .any(|key| !key.is_empty() && contains(&decoded, key.as_bytes()))
+    };
+    for (n, segment) in url.path().split('/').enumerate() {
+        if n > 0 {
+            full.push('/');
+        }
+        full.push_str(if holds_key(segment, false) {
+            REDACTED
+        } else {
+            segment
+        });
+    }
+    if let Some(query) = url.query() {
+        full.push('?');
+        for (n, pair) in query.split('&').enumerate() {
+            if n > 0 {
+                full.push('&');
+            }
+            let (name, value) = match pair.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (pair, None),
+            };
+            full.push_str(if holds_key(name, true) {
+                REDACTED
+            } else {
+                name
+            });
+            if let Some(value) = value {
+                full.push('=');
+                full.push_str(if holds_key(value, true) {
+                    REDACTED
+                } else {
+                    value
+                });
+            }
+        }
+    }
+    let rest = &full[origin_len..];
+    if holds_key(rest, false) || holds_key(rest, true) {
+        full.truncate(origin_len);
+        full.push('/');
+        full.push_str(REDACTED);
+    }
+    full
+}
+
+/// `text` with its `%XX` escapes (and `+`, in a query) decoded, as bytes.
+fn percent_decode(text: &str, plus_is_space: bool) -> Cow<'_, [u8]> {
+    let bytes = text.as_bytes();
+    if !bytes
+        .iter()
+        .any(|&b| b == b'%' || (plus_is_space && b == b'+'))
+    {
+        return Cow::Borrowed(bytes);
+    }
+    let hex = |b: u8| (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok());
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => match (
+                bytes.get(i + 1).and_then(|&b| hex(b)),
+                bytes.get(i + 2).and_then(|&b| hex(b)),
+            ) {
+                (Some(high), Some(low)) => {
+                    out.push(high << 4 | low);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' if plus_is_space => out.push(b' '),
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    Cow::Owned(out)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// `error.type` of a call or try that ended in `error`: the status as a string for an answer of
+/// 400 or more, else one of a fixed set of classes.
+pub(crate) fn error_type(error: &Error) -> Cow<'static, str> {
+    if let Some(status) = error.status().filter(|status| *status >= 400) {
+        return status_text(status);
+    }
+    Cow::Borrowed(match error {
+        Error::Timeout { .. } => "timeout",
+        Error::Transport {
+            may_have_been_processed: false,
+            ..
+        } => "connect",
+        Error::Redirect { .. } => "redirect",
+        Error::ResponseTooLarge { .. } => "response_too_large",
+        Error::Refused { .. } => "refused",
+        _ => "_OTHER",
+    })
+}
+
+/// A status code as `error.type` writes it (`"503"`), without allocating for the common ones.
+pub(crate) fn status_text(status: u16) -> Cow<'static, str> {
+    Cow::Borrowed(match status {
+        400 => "400",
+        401 => "401",
+        403 => "403",
+        404 => "404",
+        409 => "409",
+        413 => "413",
+        429 => "429",
+        500 => "500",
+        502 => "502",
+        503 => "503",
+        504 => "504",
+        other => return Cow::Owned(other.to_string()),
+    })
+}
+
+/// Seconds as the spans and metrics carry durations.
+pub(crate) fn seconds(duration: Duration) -> f64 {
+    duration.as_secs_f64()
+}
+
+/// The `otel.name` of a try: `"{METHOD} {url.template}"`, or the method alone.
+pub(crate) fn try_name(method: &str, template: Option<&str>) -> String {
+    match template {
+        Some(template) => format!("{method} {template}"),
+        None => method.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "csk_ce4d6676e735329b21b3d864ca427df5";
+
+    fn full(url: &str) -> String {
+        url_full(&url::Url::parse(url).unwrap(), &[KEY])
+    }
+
+    #[test]
+    fn url_full_keeps_the_url_and_drops_the_key_wherever_it_sits() {
+        let cases = [
+            (
+                "http://127.0.0.1:8080/store-api/2026-08/stores/s/orders?limit=2",
+                "http://127.0.0.1:8080/store-api/2026-08/stores/s/orders?limit=2",
+            ),
+            (
+                "https://user:pw@h/store-api/2026-08/x#frag",
+                "https://h/store-api/2026-08/x",
+            ),
+            (
+                &format!("http://h:1/p/{KEY}/q?k={KEY}&a=1&{KEY}"),
+                "http://h:1/p/REDACTED/q?k=REDACTED&a=1&REDACTED",
+            ),
+            (
+                "http://h/p/%63sk_ce4d6676e735329b21b3d864ca427df5?x=a+csk%5Fce4d6676e735329b21b3d864ca427df5",
+                "http://h/p/REDACTED?x=REDACTED",
+            ),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(full(url), expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_key_that_spans_separators_drops_path_and_query() {
+        let url = url::Url::parse("http://h/a/b?c=d").unwrap();
+        assert_eq!(url_full(&url, &["a/b?c"]), "http://h/REDACTED");
+    }
+
+    #[test]
+    fn url_template_keeps_the_base_path() {
+        let operation = store_api_raw::contract::OPERATIONS
+            .iter()
+            .find(|op| op.method_name == "get_order")
+            .unwrap();
+        assert_eq!(
+            url_template("/proxy/store-api/2026-08/stores/s/orders/o1", operation),
+            format!("/proxy/store-api/2026-08{}", operation.path)
+        );
+    }
+
+    #[test]
+    fn error_types() {
+        let timeout = Error::Timeout {
+            may_have_been_processed: true,
+        };
+        assert_eq!(error_type(&timeout), "timeout");
+        assert_eq!(error_type(&Error::RateLimited { retry_after: None }), "429");
+        assert_eq!(
+            error_type(&Error::ResponseTooLarge { limit: 1 }),
+            "response_too_large"
+        );
+        assert_eq!(status_text(418), "418");
+    }
+}
