@@ -1,11 +1,11 @@
 //! Live key rotation (issue 16): one `KeyHandle` shared by a client, its clones and a webhook
 //! `Verifier`; the emulator rotates the store's key mid-traffic and one `rotate` call follows it.
 
-use crate::webhook_receiver::post_body;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use store_api_tests::post_body;
 
 use axum::Router;
 use axum::extract::{FromRef, State};

@@ -49,11 +49,9 @@ mod sim;
 // The receiver side under a model of deliveries, deaths and store failures, explored (issue 29).
 mod receivers;
 // Issue 37: the client's spans through OpenTelemetry's SDK, against the emulator with faults.
-mod telemetry;
 // store-api-webhooks end to end: the emulator's signed deliveries to an axum receiver, key rotation,
 // follow_up (here rather than in that crate, which keeps its dev-dependencies free of an HTTP client).
 mod webhook_emulator;
 // store-api-webhooks' axum extractor and dedupe against a real server on 127.0.0.1.
 mod webhook_receiver;
 // Issue 37: the span per delivery (verify, claim, handler, complete, verdict) through OpenTelemetry's SDK.
-mod webhook_telemetry;

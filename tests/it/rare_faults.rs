@@ -213,6 +213,7 @@ async fn an_absurd_retry_after_neither_panics_nor_parks_the_caller() {
     match result {
         Err(Error::RateLimited {
             retry_after: Some(wait),
+            ..
         }) => assert!(wait > Duration::from_secs(3600), "{wait:?}"),
         other => panic!("expected RateLimited, got {other:?}"),
     }

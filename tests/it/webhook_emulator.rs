@@ -2,12 +2,12 @@
 //! deliveries while an order is created, moved to fulfilled and the store's key is rotated mid-way.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::webhook_receiver::post_body;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store_api_tests::identified;
+use store_api_tests::post_body;
 
 use axum::Router;
 use axum::extract::{FromRef, State};

@@ -9,9 +9,10 @@ use axum::Router;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
+use store_api_tests::post_body;
 use store_api_webhooks::axum::VerifiedEvent;
 use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
-use store_api_webhooks::{Event, SIGNATURE_HEADER, Topic, Verifier, sign};
+use store_api_webhooks::{Event, Topic, Verifier, sign};
 
 const KEY: &str = "sk_store_receiver_key_00000000000000";
 const LIMIT: usize = 2048;
@@ -68,26 +69,6 @@ async fn start(failures: usize) -> (String, AppState) {
 fn event_body(id: &str, topic: &str) -> Vec<u8> {
     format!(r#"{{"id":"{id}","storeId":"store_1","topic":"{topic}","data":{{"id":"ord_1"}}}}"#)
         .into_bytes()
-}
-
-/// Posts `body` with `signature` (if any); returns the status and the response body.
-pub(crate) async fn post_body(
-    url: &str,
-    signature: Option<&str>,
-    body: reqwest::Body,
-) -> (u16, String) {
-    // reqwest under `rustls` needs a crypto provider before it builds a client.
-    store_api::install_crypto_provider();
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body);
-    if let Some(signature) = signature {
-        request = request.header(SIGNATURE_HEADER, signature);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
 }
 
 fn message(response_body: &str) -> String {

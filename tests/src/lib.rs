@@ -12,6 +12,11 @@ pub mod receivers;
 pub mod recorded_session;
 pub mod sim;
 
+/// The workspace README's Rust examples, compiled as this crate's doctests so they cannot rot (the
+/// README belongs to no published crate).
+#[doc = include_str!("../../README.md")]
+mod readme {}
+
 use std::io::Write as _;
 use std::time::Duration;
 
@@ -224,4 +229,20 @@ pub async fn grow_store(emu: &Emulator, count: usize) -> store_api::model::Produ
             .expect("a new product");
     }
     tee
+}
+
+/// Posts `body` with `signature` (if any); returns the status and the response body.
+pub async fn post_body(url: &str, signature: Option<&str>, body: reqwest::Body) -> (u16, String) {
+    // reqwest under `rustls` needs a crypto provider before it builds a client.
+    store_api::install_crypto_provider();
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body);
+    if let Some(signature) = signature {
+        request = request.header(store_api_webhooks::SIGNATURE_HEADER, signature);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
 }

@@ -75,7 +75,7 @@ pub fn generate(spec_text: &str) -> Result<String, CodegenError> {
          //! let query = ListOrdersQuery::new().status([OrderStatus::Pending, OrderStatus::OnHold]).limit(5);\n\
          //! let request = requests::list_orders(\"https://api.example/store-api/2026-08\", \"store_1\", &query)?;\n\
          //! assert_eq!(\n\
-         //!     request.url().as_str(),\n\
+         //!     request.url.as_str(),\n\
          //!     \"https://api.example/store-api/2026-08/stores/store_1/orders?filter[status]=pending,on_hold&limit=5\"\n\
          //! );\n\
          //! # Ok::<(), requests::BuildError>(())\n\
@@ -432,7 +432,7 @@ fn builder(out: &mut String, op: &Op) -> Result<(), CodegenError> {
          /// `base_url` ends with the version prefix (`https://host/store-api/2026-08`).\n\
          pub fn {fn_name}({args}) -> Result<Request, BuildError> {{\n\
          let url = url(base_url, &[{segments}])?;\n\
-         request(reqwest::Method::{method}, url, {query}, {body})\n\
+         request(http::Method::{method}, url, {query}, {body})\n\
          }}\n",
         method = op.method,
         path = op.path,

@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use store_api::model::{
+    DecorationMethod, FulfillmentStatus, OrderStatus, PaymentStatus, ProductStatus,
+};
+
 use crate::global::{GlobalArgs, Secret};
 
 /// Exit codes, also listed in `--help`.
@@ -59,11 +63,22 @@ pub enum Command {
     /// Validate, place (exactly once), list and follow orders.
     #[command(subcommand)]
     Orders(OrdersCommand),
-    /// Verify webhook deliveries offline.
+    /// Verify webhook deliveries offline, or receive them here (`listen`).
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
     /// Run the local emulator as a server, exactly like `store-api-emulator`.
     Emulator(EmulatorArgs),
+    /// Keep a store's address, id and key in a profile, so later commands need no credentials.
+    ///
+    /// Writes the profile --profile names (default: `default`) into the configuration file
+    /// ($STORE_API_CONFIG, else $XDG_CONFIG_HOME/store-api/config.toml or
+    /// ~/.config/store-api/config.toml), the rest of the file kept; the key goes to
+    /// keys/NAME.key beside it, created with mode 600, and is never printed. The settings come from
+    /// --base-url, --store-id and --api-key (or their STORE_API_* variables); --with-key reads the key
+    /// from standard input instead; --from-emulator asks a running emulator for a store's (the one
+    /// --store-id names, else its first active store). The profile becomes the default when the file
+    /// has none, or with --default.
+    Login(LoginArgs),
     /// Send any request with the session's key and store: prints the answer's body (pretty JSON when
     /// JSON) on stdout and its status on stderr.
     ///
@@ -133,8 +148,9 @@ pub struct DoctorArgs {
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["record", "replay"])))]
 pub struct ProxyArgs {
     /// Address to listen on; port 0 picks a free port. A non-loopback address needs --allow-remote
-    /// and --allow-insecure-http (callers' keys would cross the network in clear text).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// and --allow-insecure-http (callers' keys would cross the network in clear text). The default
+    /// port is not the emulator's (8080), so the proxy can stand in front of one started with its own.
+    #[arg(long, default_value = "127.0.0.1:8081")]
     pub listen: std::net::SocketAddr,
     /// Answer requests whatever host their Host header names. Without it only a loopback Host
     /// (localhost, 127.0.0.0/8, [::1]) is answered: a web page whose name was pointed at 127.0.0.1
@@ -160,6 +176,23 @@ pub struct ProxyArgs {
     pub max_kept_body: usize,
 }
 
+/// Options of `login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// Read the key from standard input (its first line) instead of --api-key: it then stays out of
+    /// the shell's history and the process list (`store-api login --with-key < key.txt`).
+    #[arg(long, conflicts_with = "from_emulator")]
+    pub with_key: bool,
+    /// Take the address, the store and its key from the running emulator at URL
+    /// (http://127.0.0.1:PORT), from its GET /_emulator/stores: the store --store-id names, else its
+    /// first active store.
+    #[arg(long, value_name = "URL")]
+    pub from_emulator: Option<String>,
+    /// Make this profile the default one (`default_profile`) even when the file names another.
+    #[arg(long)]
+    pub default: bool,
+}
+
 /// Options of `api`.
 #[derive(Debug, Args)]
 pub struct ApiArgs {
@@ -170,6 +203,17 @@ pub struct ApiArgs {
     /// The JSON body: inline JSON, `@FILE` to read a file, `-` (or `@-`) to read standard input.
     #[arg(long, short = 'd', value_name = "JSON|@FILE|-")]
     pub data: Option<String>,
+    /// Add a request header, `Name: value` (repeatable). X-API-Key is refused: the key is the
+    /// session's.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Print the answer's status line and headers (never the key) before its body, on stdout.
+    #[arg(long, short = 'i')]
+    pub include: bool,
+    /// GET a list path page after page (its `page` parameter, keeping the rest of the query) and
+    /// print every item in the lists' JSON form: `{"items": [...], "totalItems": N}`.
+    #[arg(long)]
+    pub paginate: bool,
 }
 
 /// `catalog` subcommands.
@@ -190,8 +234,8 @@ pub struct CatalogListArgs {
     /// Only blanks of these product types (comma-separated or repeated), for example t-shirt,hoodie.
     #[arg(long, value_delimiter = ',')]
     pub product_type: Vec<String>,
-    /// Only blanks supporting any of these decoration methods somewhere, for example embroidery.
-    #[arg(long, value_delimiter = ',')]
+    /// Only blanks supporting any of these decoration methods somewhere (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = known(DecorationMethod::KNOWN, DecorationMethod::as_str))]
     pub method: Vec<String>,
     /// Which page to show.
     #[command(flatten)]
@@ -213,8 +257,8 @@ pub enum ProductsCommand {
 /// Filters of `products list`.
 #[derive(Debug, Args)]
 pub struct ProductsListArgs {
-    /// Only products with any of these statuses: active, draft, unlisted, archived.
-    #[arg(long, value_delimiter = ',')]
+    /// Only products with any of these statuses (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = known(ProductStatus::KNOWN, ProductStatus::as_str))]
     pub status: Vec<String>,
     /// Which page to show.
     #[command(flatten)]
@@ -320,16 +364,14 @@ pub enum OrdersCommand {
 /// Filters of `orders list`.
 #[derive(Debug, Args)]
 pub struct OrdersListArgs {
-    /// Only orders with any of these statuses (pending, on_hold, cancellation_requested, canceled,
-    /// fulfilled, ...).
-    #[arg(long, value_delimiter = ',')]
+    /// Only orders with any of these statuses (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = known(OrderStatus::KNOWN, OrderStatus::as_str))]
     pub status: Vec<String>,
-    /// Only orders at any of these fulfillment stages (pending, production_requested,
-    /// sent_to_production, in_production, fulfilled).
-    #[arg(long, value_delimiter = ',')]
+    /// Only orders at any of these fulfillment stages (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = known(FulfillmentStatus::KNOWN, FulfillmentStatus::as_str))]
     pub fulfillment_status: Vec<String>,
-    /// Only orders with any of these payment statuses (due, paid, failed, refunded, canceled).
-    #[arg(long, value_delimiter = ',')]
+    /// Only orders with any of these payment statuses (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = known(PaymentStatus::KNOWN, PaymentStatus::as_str))]
     pub payment_status: Vec<String>,
     /// Only the order with this externalOrderId.
     #[arg(long)]
@@ -352,6 +394,18 @@ pub struct WatchArgs {
     /// emulator, or the control endpoint of the emulator at --base-url), so the watch ends.
     #[arg(long)]
     pub advance: bool,
+}
+
+/// The one parser of every filter flag whose values are an enumeration of the spec (`x-filter-values`):
+/// the values the generated open enum knows (`KNOWN`, in the spec's order). Any other value is refused
+/// by clap with exit 2 and the known values listed, instead of a filter that matches nothing; --help
+/// and the shell completions offer them. A value the service adds within the version needs a newer
+/// CLI here (`api` sends any filter as written).
+fn known<E>(
+    values: &'static [E],
+    name: fn(&'static E) -> &'static str,
+) -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(values.iter().map(name))
 }
 
 /// Page options of list commands.
@@ -386,6 +440,49 @@ pub enum WebhooksCommand {
     },
     /// Print the JSON Schema of a webhook event (a delivery's body).
     Schema,
+    /// Receive deliveries on this machine, verified and passed on, as `stripe listen` does.
+    ///
+    /// Each delivery is verified with the store's key and printed as one line on stdout: topic,
+    /// event id, resource, verdict (verified, bad signature, refused) and, with --forward-to, the
+    /// receiver's status (the sender gets it too); --json prints one object per line instead.
+    ///
+    /// Against the emulator (its /_emulator control plane answers at --base-url) the listener
+    /// registers itself for the store's topics (--store-id) and verifies with the key the emulator
+    /// holds; Ctrl-C or SIGTERM removes the registration and puts back what it displaced. Against
+    /// the real service, where webhooks are registered in the app, it says what to register (a
+    /// public URL that reaches --listen) and verifies with --api-key.
+    Listen(ListenArgs),
+}
+
+/// Options of `webhooks listen`.
+#[derive(Debug, Args)]
+pub struct ListenArgs {
+    /// Pass each verified delivery on to this URL (your receiver) with its original headers and body,
+    /// and answer the sender with its status; a forged delivery is never passed on.
+    #[arg(long, value_name = "URL", value_parser = parse_http_url)]
+    pub forward_to: Option<reqwest::Url>,
+    /// Only these topics (comma-separated or repeated; default: every topic).
+    #[arg(
+        long,
+        value_name = "TOPIC",
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(
+            store_api_webhooks::Topic::KNOWN.iter().map(store_api_webhooks::Topic::as_str)
+        ),
+    )]
+    pub topics: Vec<String>,
+    /// Address to listen on. Default: a free loopback port against the emulator (it is told which);
+    /// 127.0.0.1:8765 against the real service, so a tunnel's target stays the same.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+}
+
+/// An absolute http(s) URL.
+fn parse_http_url(text: &str) -> Result<reqwest::Url, String> {
+    reqwest::Url::parse(text)
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https") && url.has_host())
+        .ok_or_else(|| format!("{text:?} is not an absolute http or https URL"))
 }
 
 /// Options of `emulator`: the same as `store-api-emulator`'s, defined once in the emulator crate; or

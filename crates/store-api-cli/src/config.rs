@@ -399,6 +399,160 @@ fn check_owner_only(_: &str, _: Option<&str>, _: &std::fs::Metadata) -> Result<(
     Ok(())
 }
 
+/// A profile for [`save_profile`] to write (what `store-api login` gathered).
+#[derive(Debug)]
+pub struct NewProfile {
+    /// Its name: letters, digits, `_` and `-`.
+    pub name: String,
+    /// The service's address.
+    pub base_url: String,
+    /// The store id.
+    pub store_id: String,
+    /// The key, written to the profile's key file only.
+    pub key: Secret,
+    /// Make it the file's `default_profile` even when the file names another.
+    pub make_default: bool,
+}
+
+/// Where [`save_profile`] put a profile.
+#[derive(Debug)]
+pub struct Saved {
+    /// The configuration file.
+    pub config: PathBuf,
+    /// The file holding the key (mode 600).
+    pub key_file: PathBuf,
+    /// Whether the profile is now the file's `default_profile`.
+    pub is_default: bool,
+}
+
+/// Where `login` keeps a profile's key: `keys/NAME.key` beside the configuration file, in a folder
+/// only its owner may enter.
+pub fn key_file_path(config: &Path, name: &str) -> PathBuf {
+    config
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("keys")
+        .join(format!("{name}.key"))
+}
+
+/// Adds `profile` to the configuration file at `config`, or replaces the one of that name, keeping the
+/// rest of the file as it is (other profiles, comments, layout). The key goes to
+/// [`key_file_path`], created with mode 600 (never readable by others, not even for a moment) and
+/// written atomically, before the file that names it; the profile gets `key_file`, and loses a
+/// `key_env` it had. It becomes the `default_profile` when asked, or when the file names none.
+pub fn save_profile(config: &Path, profile: &NewProfile) -> Result<Saved, CliError> {
+    let name = &profile.name;
+    let valid_name = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(CliError::Usage(format!(
+            "--profile {name:?}: a profile name is 1 to 64 letters, digits, `_` or `-` (it names the key file too)"
+        )));
+    }
+    let text = match std::fs::read_to_string(config) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(CliError::Usage(format!(
+                "cannot read the configuration file {}: {e}",
+                config.display()
+            )));
+        }
+    };
+    // The reader's checks first: a file it would refuse is not rewritten (and its refusal quotes
+    // no value of it).
+    parse(&text, config)?;
+    let mut document: toml_edit::DocumentMut = text.parse().map_err(|_| {
+        CliError::Usage(format!(
+            "the configuration file {} cannot be edited: fix it by hand first ({SEE})",
+            config.display()
+        ))
+    })?;
+    // Absolute: the profile is read from any working directory, the file may have been named relatively.
+    let key_file = std::path::absolute(key_file_path(config, name)).map_err(|e| {
+        CliError::Usage(format!("the configuration file {}: {e}", config.display()))
+    })?;
+    let written = |what: &Path, e: std::io::Error| {
+        CliError::Failed(format!("cannot write {}: {e}", what.display()))
+    };
+    if let Some(folder) = key_file.parent() {
+        create_private_folder(folder).map_err(|e| written(folder, e))?;
+    }
+    store_api_raw::durable::replace_file_with_mode(&key_file, 0o600, |file| {
+        use std::io::Write as _;
+        // `replace_file_with_mode` creates a new file: the mode holds whatever the old one had.
+        file.write_all(format!("{}\n", profile.key.expose()).as_bytes())
+    })
+    .map_err(|e| written(&key_file, e))?;
+
+    let profiles = document
+        .entry("profiles")
+        .or_insert_with(|| {
+            let mut table = toml_edit::Table::new();
+            // `[profiles.NAME]` headers only, no empty `[profiles]` line.
+            table.set_implicit(true);
+            toml_edit::Item::Table(table)
+        })
+        .as_table_mut()
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "`profiles` in {} is not a table ({SEE})",
+                config.display()
+            ))
+        })?;
+    let entry = profiles
+        .entry(name)
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "profile {name:?} in {} is not a table ({SEE})",
+                config.display()
+            ))
+        })?;
+    entry.insert("base_url", toml_edit::value(profile.base_url.as_str()));
+    entry.insert("store_id", toml_edit::value(profile.store_id.as_str()));
+    entry.insert(
+        "key_file",
+        toml_edit::value(key_file.to_string_lossy().as_ref()),
+    );
+    entry.remove("key_env");
+    let is_default = profile.make_default || !document.contains_key("default_profile");
+    if is_default {
+        // A value of the top level: written before every `[profiles.NAME]`, whatever the order.
+        document.insert("default_profile", toml_edit::value(name.as_str()));
+    }
+    if let Some(folder) = config.parent() {
+        std::fs::create_dir_all(folder).map_err(|e| written(folder, e))?;
+    }
+    store_api_raw::durable::replace_file(config, |file| {
+        use std::io::Write as _;
+        file.write_all(document.to_string().as_bytes())
+    })
+    .map_err(|e| written(config, e))?;
+    Ok(Saved {
+        config: config.to_owned(),
+        key_file,
+        is_default,
+    })
+}
+
+/// Creates `folder` (and its parents) when missing; a folder created here is its owner's only (700),
+/// one that exists keeps its mode.
+fn create_private_folder(folder: &Path) -> std::io::Result<()> {
+    if folder.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(folder)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

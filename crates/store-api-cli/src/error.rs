@@ -118,6 +118,15 @@ fn describe(error: &CliError) -> (String, Vec<String>) {
             Vec::new(),
         ),
         ApiError::NotFound { message } => (format!("404 Not Found: {message}"), Vec::new()),
+        // The service's words under the client's: the emulator's say when the wait cannot pass (its
+        // clock is frozen) and how to move it.
+        ApiError::RateLimited { message, .. } => (
+            api.to_string(),
+            (!message.is_empty())
+                .then(|| message.clone())
+                .into_iter()
+                .collect(),
+        ),
         ApiError::Conflict { message } => (format!("409 Conflict: {message}"), Vec::new()),
         ApiError::ExternalIdReused {
             existing,
@@ -223,7 +232,11 @@ mod tests {
                 EXIT_API,
             ),
             (
-                ApiError::RateLimited { retry_after: None }.into(),
+                ApiError::RateLimited {
+                    retry_after: None,
+                    message: String::new(),
+                }
+                .into(),
                 EXIT_TRANSPORT,
             ),
             (

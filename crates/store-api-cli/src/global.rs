@@ -62,6 +62,11 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON (the API's own shapes) instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Filter the JSON with a jq expression (jaq) and print each result on a line, strings raw, other
+    /// values as compact JSON; implies --json. A list is `{"items": [...], "totalItems": N, ...}`:
+    /// `--jq '.items[].id'` prints one id a line.
+    #[arg(long, value_name = "EXPR", global = true)]
+    pub jq: Option<String>,
     /// Show the traffic on stderr, never the key: -v one line per try (method, full URL, status or
     /// error, time, resends, rate limit left), -vv the headers too, -vvv the bodies too (customer
     /// data as placeholders). A wait of 1 s or more on the store's rate limit is said even without -v

@@ -7,6 +7,7 @@ mod demo;
 mod error;
 mod global;
 mod input;
+mod jq;
 mod logging;
 mod output;
 mod png;

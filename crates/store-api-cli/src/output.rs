@@ -4,15 +4,29 @@
 //! terminal. Every table cell (through [`Table::add_row`], the only way to add one) and every line
 //! ([`Output::line`]) is [`clean`]ed: a product or customer name holding `ESC ] 0 ; … BEL` would
 //! retitle the terminal, `ESC [ 2 J` clear it. `--json` prints the exact strings (JSON escapes them).
+//!
+//! For scripts, as gh does: a table is tab-separated rows without its header when stdout is not a
+//! terminal, and `--jq EXPR` filters what `--json` would print.
 
 use std::fmt::{self, Display};
 use std::io::Write as _;
+use std::sync::OnceLock;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use comfy_table::{ColumnConstraint, ContentArrangement, modifiers, presets};
 use serde::Serialize;
 
 use crate::error::CliError;
+use crate::jq::Jq;
+
+/// The `--jq` filter of this run, compiled once: [`Output`] is a `Copy` value handed to every
+/// command, and the filter is neither `Copy` nor needed anywhere but where JSON is printed.
+static JQ: OnceLock<Jq> = OnceLock::new();
+
+/// Sets the `--jq` filter of this run (before anything is printed).
+pub fn use_jq(jq: Jq) {
+    let _ = JQ.set(jq);
+}
 
 /// The output mode of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,16 +44,37 @@ impl Output {
         }
     }
 
-    /// Prints a table (human mode only).
+    /// Prints a table (human mode only): drawn for a terminal, else tab-separated rows.
     pub fn table(&self, table: &Table) {
         if !self.json {
-            write_stdout(&format!("{table}\n"));
+            if stdout_is_terminal() {
+                write_stdout(&format!("{table}\n"));
+            } else {
+                write_stdout(&table.tsv());
+            }
         }
     }
 
-    /// Prints `value` as pretty JSON (JSON mode only), [`clean_json`]ed.
+    /// Prints the footer of a list (human mode only): after the table on a terminal, else on stderr,
+    /// so that piped rows stay rows only.
+    pub fn footer(&self, text: &str) {
+        if self.json {
+            return;
+        }
+        if stdout_is_terminal() {
+            self.line(text);
+        } else {
+            eprintln!("{}", clean(text));
+        }
+    }
+
+    /// Prints `value` as pretty JSON (JSON mode only), [`clean_json`]ed; with `--jq`, the filter's
+    /// results instead.
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CliError> {
         if self.json {
+            if let Some(jq) = JQ.get() {
+                return print_filtered(jq, value);
+            }
             let text = serde_json::to_string_pretty(value)
                 .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
             write_stdout(&format!("{}\n", clean_json(&text)));
@@ -50,12 +85,38 @@ impl Output {
     /// Prints `value` as one compact JSON line (JSON mode only), for streams of results, [`clean_json`]ed.
     pub fn json_line<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CliError> {
         if self.json {
+            if let Some(jq) = JQ.get() {
+                return print_filtered(jq, value);
+            }
             let text = serde_json::to_string(value)
                 .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
             write_stdout(&format!("{}\n", clean_json(&text)));
         }
         Ok(())
     }
+}
+
+/// Prints the results of `--jq` on `value`, one a line, [`clean_text`]ed (tabs kept for `@tsv`).
+fn print_filtered<T: Serialize + ?Sized>(jq: &Jq, value: &T) -> Result<(), CliError> {
+    let value = serde_json::to_value(value)
+        .map_err(|e| CliError::Failed(format!("cannot encode the result as JSON: {e}")))?;
+    print_jq(jq, &value)
+}
+
+/// Prints the results of `jq` on `value` (what `api` prints with `--jq`).
+pub fn print_jq(jq: &Jq, value: &serde_json::Value) -> Result<(), CliError> {
+    let mut text = String::new();
+    for line in jq.run(value)? {
+        text.push_str(&clean_text(&line));
+        text.push('\n');
+    }
+    write_stdout(&text);
+    Ok(())
+}
+
+/// The `--jq` filter of this run, if any.
+pub fn jq() -> Option<&'static Jq> {
+    JQ.get()
 }
 
 /// Writes to stdout; a closed pipe (`store-api ... | head`) is not an error worth a panic.
@@ -66,17 +127,30 @@ pub fn write_stdout(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
-use crate::terminal::{clean, clean_json, clean_lines};
+use crate::terminal::{clean, clean_json, clean_lines, clean_text, stdout_is_terminal};
 
 /// A table for humans whose cells are [`clean`](crate::terminal::clean): the only kind [`Output::table`] prints.
-pub struct Table(comfy_table::Table);
+pub struct Table(comfy_table::Table, Vec<Vec<String>>);
 
 impl Table {
     /// Adds a row, each cell [`clean`]ed.
     pub fn add_row(&mut self, cells: Vec<String>) -> &mut Self {
-        self.0
-            .add_row(cells.iter().map(|cell| clean(cell).into_owned()));
+        // Cleaning escapes tabs and line breaks too (`\t`, `\n`): a cell stays one field of one row.
+        let cells: Vec<String> = cells.iter().map(|cell| clean(cell).into_owned()).collect();
+        self.0.add_row(cells.clone());
+        self.1.push(cells);
         self
+    }
+
+    /// The rows without the header, one a line, cells separated by tabs (as gh prints a table into a
+    /// pipe): for `cut`, `awk -F'\t'`, `while IFS=$'\t' read -r ...`.
+    pub fn tsv(&self) -> String {
+        let mut text = String::new();
+        for row in &self.1 {
+            text.push_str(&row.join("\t"));
+            text.push('\n');
+        }
+        text
     }
 }
 
@@ -101,7 +175,7 @@ pub fn table(header: &[&str]) -> Table {
         table.set_header(header.to_vec());
         keep_first_column_whole(&mut table);
     }
-    Table(table)
+    Table(table, Vec::new())
 }
 
 /// Ids and field names are copied from the output: never wrap them on a narrow terminal.
@@ -202,6 +276,22 @@ mod tests {
             "page 1 of 1, 0 orders in all"
         );
         assert_eq!(page_footer(1, 1, 1, "order"), "page 1 of 1, 1 order in all");
+    }
+
+    #[test]
+    fn a_table_is_drawn_for_a_terminal_and_tab_separated_for_a_pipe() {
+        let mut t = table(&["ID", "NAME"]);
+        t.add_row(vec!["ord_1".to_owned(), "Ada\tLovelace".to_owned()]);
+        t.add_row(vec!["ord_2".to_owned(), "-".to_owned()]);
+        // A pipe: rows only, one field per column; the tab inside a value is escaped.
+        assert_eq!(t.tsv(), "ord_1\tAda\\tLovelace\nord_2\t-\n");
+        // A terminal: the drawn table, with its header.
+        let drawn = t.to_string();
+        assert!(drawn.contains("ID") && drawn.contains("NAME"), "{drawn}");
+        assert!(drawn.contains('╭') && drawn.contains("│ ord_1"), "{drawn}");
+        assert!(!drawn.contains('\t'), "{drawn}");
+        let details = fields([("id", "ord_1".to_owned()), ("name", "Ada".to_owned())]);
+        assert_eq!(details.tsv(), "id\tord_1\nname\tAda\n");
     }
 
     #[test]

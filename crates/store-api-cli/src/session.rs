@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use store_api::{ApiKey, Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL, ENV_STORE_ID};
 use store_api_fixtures::Emulator;
-use store_api_fixtures::artwork::FakeResource;
 
 use crate::config::Credentials;
 use crate::error::CliError;
@@ -13,11 +12,9 @@ use crate::global::GlobalArgs;
 use crate::traffic::network::ShownNetwork;
 use crate::traffic::{self, Detail, Paint};
 
-/// The sample image the embedded emulator serves from a fake public host.
-pub const SAMPLE_IMAGE_URL: &str = "https://demo-assets.example.test/sunset-3000x2400.png";
-/// The sample image: a PNG of 3000x2400 pixels of one color (a sunset orange), 1-bit palette, a few
-/// kilobytes.
-pub const SAMPLE_PNG: &[u8] = include_bytes!("../assets/sunset-3000x2400.png");
+/// The sample image every emulator of the command line serves from a fake public host, and its URL:
+/// the emulator's own (`EmulatorBuilder::sample_artwork`), so the standalone one serves it too.
+pub use store_api_fixtures::artwork::{SAMPLE_IMAGE_URL, SAMPLE_PNG};
 
 /// A client, and the emulator it talks to when that runs in this process.
 #[derive(Debug)]
@@ -235,17 +232,13 @@ fn build(builder: ClientBuilder) -> Result<Client, CliError> {
         })
 }
 
-/// Starts an emulator and registers the sample image on its fake public host.
+/// Starts an emulator serving the sample image on its fake public host.
 pub async fn start(builder: store_api_fixtures::EmulatorBuilder) -> Result<Emulator, CliError> {
-    let emulator = builder
+    builder
+        .sample_artwork(true)
         .start()
         .await
-        .map_err(|e| CliError::Failed(format!("the embedded emulator could not start: {e}")))?;
-    emulator
-        .fake_hosts()
-        .insert(SAMPLE_IMAGE_URL, FakeResource::image(SAMPLE_PNG))
-        .map_err(|e| CliError::Failed(e.to_string()))?;
-    Ok(emulator)
+        .map_err(|e| CliError::Failed(format!("the embedded emulator could not start: {e}")))
 }
 
 /// A client for the emulator's first active store.

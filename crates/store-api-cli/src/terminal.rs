@@ -8,16 +8,29 @@ use std::borrow::Cow;
 /// escape (`\u{1b}`, `\n`), so an escape sequence is shown rather than obeyed and what follows it
 /// stays visible.
 pub fn clean(text: &str) -> Cow<'_, str> {
-    clean_except(text, None)
+    clean_except(text, &[])
 }
 
 /// [`clean`], keeping line breaks (`\n`): for lines of text, whose own breaks are the program's.
 pub fn clean_lines(text: &str) -> Cow<'_, str> {
-    clean_except(text, Some('\n'))
+    clean_except(text, &['\n'])
 }
 
-fn clean_except(text: &str, kept: Option<char>) -> Cow<'_, str> {
-    let unsafe_char = |c: char| Some(c) != kept && (c.is_control() || reorders(c));
+/// [`clean`], keeping line breaks and tabs: for the raw strings of `--jq`, which a script may have
+/// built as tab-separated fields (`@tsv`); a tab moves the cursor, it commands nothing.
+pub fn clean_text(text: &str) -> Cow<'_, str> {
+    clean_except(text, &['\n', '\t'])
+}
+
+/// Whether standard output is a terminal: tables for a person there, tab-separated rows for a pipe
+/// or a file.
+pub fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdout().is_terminal()
+}
+
+fn clean_except<'a>(text: &'a str, kept: &[char]) -> Cow<'a, str> {
+    let unsafe_char = |c: char| !kept.contains(&c) && (c.is_control() || reorders(c));
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -76,6 +89,7 @@ mod tests {
             assert_eq!(clean(text), expected, "{text:?}");
         }
         assert_eq!(clean_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
+        assert_eq!(clean_text("a\tb\nc\u{1b}\r"), "a\tb\nc\\u{1b}\\r");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use store_api_raw::open::{OrderStatus, WebhookTopic};
 use store_api_raw::types;
 
@@ -23,7 +23,7 @@ use crate::orders::{self, AppAction};
 use crate::state::{Record, Shared};
 
 /// A store's credentials, as `GET /_emulator/stores` lists them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct StoreCredentials {
@@ -76,6 +76,21 @@ pub(crate) fn set_active(shared: &Shared, store_id: &str, active: bool) -> Resul
         .ok_or_else(store_not_found)?
         .active = active;
     Ok(())
+}
+
+/// The store's registrations, `{topic: url}`: what a tool that registers itself for a while
+/// (`store-api webhooks listen`) puts back when it is done.
+pub(crate) fn webhooks(
+    shared: &Shared,
+    store_id: &str,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let state = shared.read();
+    Ok(state
+        .stores
+        .get(store_id)
+        .ok_or_else(store_not_found)?
+        .webhooks
+        .clone())
 }
 
 /// Replaces the store's registrations. Topics must be known ones and URLs absolute http(s) URLs.

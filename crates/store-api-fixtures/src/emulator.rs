@@ -11,7 +11,9 @@ use store_api_raw::types;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::artwork::{Downloader, FakeHosts, FetchLimits};
+use crate::artwork::{
+    Downloader, FakeHosts, FakeResource, FetchLimits, SAMPLE_IMAGE_URL, SAMPLE_PNG,
+};
 use crate::clock::Clock;
 use crate::control::{self, StoreCredentials};
 use crate::deviation::{Deviation, Deviations};
@@ -95,6 +97,7 @@ pub struct EmulatorBuilder {
     deterministic: Option<u64>,
     image_bytes_cap: usize,
     deviations: Deviations,
+    sample_artwork: bool,
 }
 
 impl Default for EmulatorBuilder {
@@ -114,6 +117,7 @@ impl Default for EmulatorBuilder {
             deterministic: None,
             image_bytes_cap: DEFAULT_IMAGE_BYTES_CAP,
             deviations: Deviations::default(),
+            sample_artwork: false,
         }
     }
 }
@@ -174,6 +178,16 @@ impl EmulatorBuilder {
     /// fail as a download failure; the emulator then never leaves the machine.
     pub fn network_downloads(mut self, enabled: bool) -> Self {
         self.network_downloads = enabled;
+        self
+    }
+
+    /// Serves the sample artwork [`SAMPLE_PNG`](crate::artwork::SAMPLE_PNG) at
+    /// [`SAMPLE_IMAGE_URL`](crate::artwork::SAMPLE_IMAGE_URL) from the start (default off; the
+    /// `store-api-emulator` server and the `store-api` command line turn it on). It is one entry of
+    /// [`Emulator::fake_hosts`]: `PUT /_emulator/artwork-hosts`, which replaces them all, removes it
+    /// unless the new map holds it too.
+    pub fn sample_artwork(mut self, enabled: bool) -> Self {
+        self.sample_artwork = enabled;
         self
     }
 
@@ -289,6 +303,12 @@ impl EmulatorBuilder {
         state.serve_images_from(&origin);
         state.clock = clock.clone();
         let fake = FakeHosts::new();
+        if self.sample_artwork {
+            // A fixed https URL and a PNG: refused only if the registry's rules changed under them.
+            if let Err(error) = fake.insert(SAMPLE_IMAGE_URL, FakeResource::image(SAMPLE_PNG)) {
+                tracing::warn!("the sample artwork is not served: {error}");
+            }
+        }
         let downloader = if self.network_downloads {
             Downloader::with_network(fake, self.fetch_limits)
         } else {

@@ -23,12 +23,16 @@ pub(crate) enum ApiError {
     PayloadTooLarge,
     /// 415: a control request's body is not declared as JSON.
     UnsupportedMediaType(String),
-    /// 429: nothing was processed; retry after this many seconds.
-    TooManyRequests { retry_after_secs: u64 },
+    /// 429: nothing was processed; retry after this many seconds. `frozen`: the emulator's clock moves
+    /// only when advanced (deterministic mode), so the wait never passes on its own, and the message
+    /// says so and how to advance it.
+    TooManyRequests { retry_after_secs: u64, frozen: bool },
 }
 
 pub(crate) const INVALID_API_KEY: &str = "Invalid API key";
 pub(crate) const STORE_NOT_ACTIVE: &str = "The store is not active";
+/// The service's 429 message.
+const TOO_MANY_REQUESTS: &str = "Too many requests; retry after the time given in Retry-After";
 
 impl ApiError {
     pub fn status(&self) -> StatusCode {
@@ -59,9 +63,17 @@ impl ApiError {
                 "Request body is larger than the limit of {} bytes",
                 store_api_raw::contract::MAX_BODY_BYTES
             )),
-            Self::TooManyRequests { .. } => types::ErrorMessage::String(
-                "Too many requests; retry after the time given in Retry-After".into(),
-            ),
+            Self::TooManyRequests {
+                retry_after_secs,
+                frozen,
+            } => types::ErrorMessage::String(if *frozen {
+                format!(
+                    "{TOO_MANY_REQUESTS} (emulator: its clock is frozen in deterministic mode and moves only when advanced, so this wait never passes on its own; advance it with POST /_emulator/clock/advance {{\"ms\": {}}})",
+                    retry_after_secs.max(&1).saturating_mul(1000)
+                )
+            } else {
+                TOO_MANY_REQUESTS.into()
+            }),
         };
         let error = match self {
             Self::TooManyRequests { .. } => None,
@@ -82,7 +94,10 @@ impl IntoResponse for ApiError {
             body,
         )
             .into_response();
-        if let Self::TooManyRequests { retry_after_secs } = self {
+        if let Self::TooManyRequests {
+            retry_after_secs, ..
+        } = self
+        {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));

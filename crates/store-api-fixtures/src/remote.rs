@@ -6,6 +6,7 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
+use crate::control::StoreCredentials;
 use crate::emulator::ControlError;
 use crate::server::API_PREFIX;
 
@@ -68,6 +69,16 @@ impl RemoteEmulator {
     /// The emulator's origin (`http://127.0.0.1:8080`).
     pub fn origin(&self) -> String {
         self.origin.origin().ascii_serialization()
+    }
+
+    /// Every store with its current key and whether it is active (`GET /_emulator/stores`): what
+    /// `store-api login --from-emulator` keeps in a profile.
+    pub async fn stores(&self) -> Result<Vec<StoreCredentials>, RemoteError> {
+        let answer = self.call(Method::GET, &["stores"], None).await?;
+        serde_json::from_value(answer).map_err(|e| RemoteError::Unreachable {
+            origin: self.origin(),
+            reason: format!("GET /_emulator/stores answered an unexpected list: {e}"),
+        })
     }
 
     /// Moves an order one rung up the fulfillment ladder (`orders_update`).

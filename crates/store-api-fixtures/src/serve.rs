@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use store_api_raw::open::WebhookTopic;
 
+use crate::control::StoreCredentials;
 use crate::deviation::Deviation;
 use crate::emulator::{Emulator, EmulatorBuilder, EmulatorError};
 use crate::seed::Seed;
@@ -102,7 +103,8 @@ impl ServeArgs {
             .rate_limit(!self.no_rate_limit)
             .webhook_backoff(Duration::from_millis(self.webhook_backoff_ms))
             .allow_remote(self.allow_remote)
-            .allow_remote_webhooks(self.allow_remote_webhooks);
+            .allow_remote_webhooks(self.allow_remote_webhooks)
+            .sample_artwork(true);
         if let Some(path) = &self.seed {
             let seed = Seed::from_file(path).map_err(|e| ServeError::Usage(e.to_string()))?;
             builder = builder.seed(seed);
@@ -126,8 +128,9 @@ impl ServeArgs {
         Ok(builder)
     }
 
-    /// Starts the emulator, prints the one ready line on stdout (everything else goes to stderr), and
-    /// serves until Ctrl-C or SIGTERM, then shuts down, writing the state file when one was given.
+    /// Starts the emulator, prints the ready line and then the banner (each active store, its key and an
+    /// `export` line a shell takes) on stdout (logs go to stderr), and serves until Ctrl-C or SIGTERM,
+    /// then shuts down, writing the state file when one was given.
     pub async fn serve(&self) -> Result<(), ServeError> {
         let emulator = self.builder()?.start().await?;
         self.forward(&emulator)?;
@@ -139,10 +142,78 @@ impl ServeArgs {
         }
         // Listening for SIGTERM before saying ready: a supervisor may send it the moment it reads the line.
         let stopped = stop_signal();
-        println!("store-api-emulator listening on {}", emulator.origin());
+        let ready = format!(
+            "store-api-emulator listening on {}\n{}",
+            emulator.origin(),
+            banner(&emulator.base_url(), emulator.origin(), &emulator.stores())
+        );
+        // One write, its errors ignored: a supervisor that reads the ready line and closes the pipe
+        // (as most do) would otherwise make a later line fail, and `print!` panic, while it serves.
+        {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(ready.as_bytes());
+            let _ = stdout.flush();
+        }
         stopped.await;
         emulator.shutdown().await;
         Ok(())
+    }
+}
+
+/// What the server prints after its ready line: each active store's id and key, and the `export` line
+/// that points the `store-api` command line and `Client::from_env` at the first one (the others' as
+/// comments), as `stripe listen` prints its signing secret. Every line is one a POSIX shell takes (a
+/// comment or an `export`), so `eval "$(sed 1d FILE)"` of the output works.
+fn banner(base_url: &str, origin: &str, stores: &[StoreCredentials]) -> String {
+    let active: Vec<&StoreCredentials> = stores.iter().filter(|store| store.active).collect();
+    let mut text =
+        format!("# active stores (every store and its key: GET {origin}/_emulator/stores):\n");
+    if active.is_empty() {
+        text.push_str("#   none: activate one with PUT /_emulator/stores/STORE_ID/active {\"active\": true}\n");
+        return text;
+    }
+    let width = active.iter().map(|store| store.id.len()).max().unwrap_or(0);
+    for store in &active {
+        text.push_str(&format!("#   {:width$}  {}\n", store.id, store.api_key));
+    }
+    let export = |store: &StoreCredentials| {
+        format!(
+            "export STORE_API_BASE_URL={} STORE_API_STORE_ID={} STORE_API_KEY={}",
+            shell_word(base_url),
+            shell_word(&store.id),
+            shell_word(&store.api_key)
+        )
+    };
+    for (at, store) in active.iter().enumerate() {
+        if at == 0 {
+            text.push_str(&format!(
+                "# use {} from this shell (store-api, Client::from_env):\n",
+                store.id
+            ));
+            text.push_str(&export(store));
+            text.push('\n');
+        } else {
+            text.push_str(&format!("# or {}:\n# {}\n", store.id, export(store)));
+        }
+    }
+    text.push_str(&format!(
+        "# or keep one in a profile: store-api login --from-emulator {origin} --profile NAME\n"
+    ));
+    text
+}
+
+/// `word` as one shell word: as it is when it holds only characters no shell treats specially,
+/// otherwise in single quotes (a seed file may name a store anything).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:@%+,=".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -175,5 +246,28 @@ pub fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(not(unix))]
     async {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_a_shell_would_split_or_expand_is_quoted() {
+        let cases = [
+            ("store_alpha", "store_alpha"),
+            (
+                "http://127.0.0.1:8080/store-api/2026-08",
+                "http://127.0.0.1:8080/store-api/2026-08",
+            ),
+            ("a b", "'a b'"),
+            ("$HOME", "'$HOME'"),
+            ("it's", "'it'\\''s'"),
+            ("", "''"),
+        ];
+        for (word, expected) in cases {
+            assert_eq!(shell_word(word), expected, "{word}");
+        }
     }
 }

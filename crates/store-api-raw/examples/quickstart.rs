@@ -38,10 +38,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .sort_created_at(types::SortDirection::Asc);
     let mut request = requests::list_orders(&base_url, "store_alpha", &query)?;
     let key = ApiKey::new("csk_example_key_not_a_real_one_0000");
-    auth::set_api_key(request.headers_mut(), &key)?;
+    auth::set_api_key(&mut request.headers, &key)?;
     store_api_raw::tls::install_crypto_provider();
     let page: types::OrderList = reqwest::Client::new()
-        .execute(request)
+        .execute(reqwest::Request::try_from(request.into_http()?)?)
         .await?
         .json()
         .await?;

@@ -1,7 +1,7 @@
 //! The API key on a request: the one header the built requests ([`crate::requests`]) leave to
 //! whoever sends them.
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use http::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::key::ApiKey;
 
@@ -15,8 +15,8 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 /// use store_api_raw::{ApiKey, auth, requests};
 ///
 /// let mut request = requests::get_status("https://api.example/store-api/2026-08", "store_1")?;
-/// auth::set_api_key(request.headers_mut(), &ApiKey::new("csk_0123456789abcdef0123456789abcdef"))?;
-/// assert!(request.headers()[auth::API_KEY_HEADER].is_sensitive());
+/// auth::set_api_key(&mut request.headers, &ApiKey::new("csk_0123456789abcdef0123456789abcdef"))?;
+/// assert!(request.headers[auth::API_KEY_HEADER].is_sensitive());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn set_api_key(headers: &mut HeaderMap, api_key: &ApiKey) -> Result<(), InvalidApiKey> {

@@ -3,7 +3,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Without the `client` feature only the wire types (`types`, `open`), the contract and `ApiKey` are
-// compiled: the request builders (`requests`) and the key header (`auth`) need reqwest.
+// compiled: the request builders (`requests`) and the key header (`auth`) need the `http` crate.
 #[cfg(feature = "client")]
 pub mod auth;
 pub mod contract;

@@ -5,13 +5,42 @@
 
 use std::fmt;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
 use crate::contract::{Bounds, Operation, OutOfBounds};
 
 /// A request of the API, built and not yet sent: no key yet (whoever sends it adds `X-API-Key`,
-/// for example with [`set_api_key`](crate::auth::set_api_key)).
-pub type Request = reqwest::Request;
+/// for example with [`set_api_key`](crate::auth::set_api_key) on [`headers`](Self::headers)). Its parts
+/// are the `http` crate's types and a parsed [`url::Url`] (reqwest's `Url`): this crate builds no HTTP
+/// client and depends on none. For reqwest, `reqwest::Request::new(request.method, request.url)` with the
+/// headers and body moved over (no parsing again); for any client of the `http` crate's types,
+/// [`into_http`](Self::into_http).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Request {
+    /// The HTTP method.
+    pub method: http::Method,
+    /// The whole URL: the base URL, the route and the query.
+    pub url: url::Url,
+    /// `Accept: application/json`, and `Content-Type: application/json` with a body.
+    pub headers: http::HeaderMap,
+    /// The JSON body; empty for a request without one.
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// As the `http` crate's request (hyper, and any client that takes it). Its URI is the URL, parsed
+    /// again: fails only for a URL that `http` does not accept as a URI.
+    pub fn into_http(self) -> Result<http::Request<Vec<u8>>, http::Error> {
+        let mut builder = http::Request::builder()
+            .method(self.method)
+            .uri(self.url.as_str());
+        if let Some(headers) = builder.headers_mut() {
+            *headers = self.headers;
+        }
+        builder.body(self.body)
+    }
+}
 
 /// Why a request could not be built: an argument the spec does not allow (named), or a base URL
 /// that cannot hold the route. Nothing was sent.
@@ -260,7 +289,7 @@ impl QueryString {
 /// The request: `method` to `url` with `query` (when not empty), `Accept: application/json`, and
 /// `body` as JSON.
 pub(crate) fn request<B: serde::Serialize + ?Sized>(
-    method: reqwest::Method,
+    method: http::Method,
     mut url: url::Url,
     query: &str,
     body: Option<&B>,
@@ -268,15 +297,22 @@ pub(crate) fn request<B: serde::Serialize + ?Sized>(
     if !query.is_empty() {
         url.set_query(Some(query));
     }
-    let mut request = reqwest::Request::new(method, url);
-    let headers = request.headers_mut();
+    let mut headers = http::HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-    if let Some(body) = body {
-        let bytes = serde_json::to_vec(body).map_err(|e| BuildError::Body(e.to_string()))?;
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        *request.body_mut() = Some(bytes.into());
-    }
-    Ok(request)
+    let body = match body {
+        Some(body) => {
+            let bytes = serde_json::to_vec(body).map_err(|e| BuildError::Body(e.to_string()))?;
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            bytes
+        }
+        None => Vec::new(),
+    };
+    Ok(Request {
+        method,
+        url,
+        headers,
+        body,
+    })
 }
 
 #[cfg(test)]

@@ -540,6 +540,8 @@ impl ClientBuilder {
                 .max_response_bytes
                 .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
             origin,
+            #[cfg(feature = "otel-metrics")]
+            server: crate::telemetry::metrics::Server::of(&parsed),
         });
         let submit_policy = self
             .submit_retry

@@ -67,6 +67,9 @@ pub enum Error {
     RateLimited {
         /// The service's Retry-After.
         retry_after: Option<Duration>,
+        /// The service's message (empty when it sent none): not shown by `Display`, whose text is the
+        /// client's; the emulator puts there why a wait cannot pass (its frozen clock).
+        message: String,
     },
     /// A redirect (3xx), which is never followed: the Store API never redirects, so a proxy, a load
     /// balancer or a base URL that is not the service's answered, and following it would carry the API
@@ -202,7 +205,7 @@ impl Error {
     /// answered or failed on the wire (a local refusal, an answer that could not be read).
     fn outcome(&self) -> Option<Outcome> {
         match self {
-            Error::RateLimited { retry_after } => Some(Outcome::Status(429, *retry_after)),
+            Error::RateLimited { retry_after, .. } => Some(Outcome::Status(429, *retry_after)),
             Error::Timeout {
                 may_have_been_processed,
             }
@@ -408,7 +411,10 @@ fn from_status(
         401 => Error::Unauthorized { message },
         404 => Error::NotFound { message },
         409 => Error::Conflict { message },
-        429 => Error::RateLimited { retry_after },
+        429 => Error::RateLimited {
+            retry_after,
+            message,
+        },
         500..=599 => Error::Server { status, message },
         _ => Error::Status { status, message },
     }

@@ -11,9 +11,16 @@ use crate::handle::Client;
 use crate::response::ApiResponse;
 use crate::transport::{KeyChoice, Retries};
 
-/// The request a generated builder made, or the argument it refused (named; nothing was sent).
-pub(crate) fn built(request: std::result::Result<Request, BuildError>) -> Result<Request> {
-    request.map_err(|e| Error::invalid_argument_from(e.to_string(), e))
+/// The request a generated builder made, as the transport sends it (its parts moved, nothing parsed
+/// again), or the argument it refused (named; nothing was sent).
+pub(crate) fn built(request: std::result::Result<Request, BuildError>) -> Result<reqwest::Request> {
+    let request = request.map_err(|e| Error::invalid_argument_from(e.to_string(), e))?;
+    let mut sent = reqwest::Request::new(request.method, request.url);
+    *sent.headers_mut() = request.headers;
+    if !request.body.is_empty() {
+        *sent.body_mut() = Some(request.body.into());
+    }
+    Ok(sent)
 }
 
 /// Sends a typed operation's request with the client's retries for reads and decodes its answer.

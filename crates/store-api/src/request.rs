@@ -1,7 +1,7 @@
 //! The escape hatch: any request to the service, sent the way the client sends its own.
 
 use reqwest::Method;
-use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use store_api_raw::ApiKey;
 use store_api_raw::contract::{OPERATIONS, VERSION_PREFIX};
 
@@ -56,6 +56,7 @@ impl Client {
             method,
             path: path.to_owned(),
             body: None,
+            headers: HeaderMap::new(),
             key: KeyChoice::Current,
             retries: Retries::ClientPolicy,
         }
@@ -70,6 +71,7 @@ pub struct ApiRequest<'c> {
     method: Method,
     path: String,
     body: Option<Vec<u8>>,
+    headers: HeaderMap,
     key: KeyChoice,
     retries: Retries,
 }
@@ -79,6 +81,15 @@ impl ApiRequest<'_> {
     /// API reads). It is sent as given: it is not checked to be JSON.
     pub fn json_body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = Some(body.into());
+        self
+    }
+
+    /// Adds a header to the request (a second value of one name is added, not replaced); it replaces
+    /// the header of that name the request would carry otherwise (`Accept`, `Content-Type`). The
+    /// hooks see it. `X-API-Key` is never taken from here: the transport removes it and sets the
+    /// key itself ([`api_key`](Self::api_key) chooses another).
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
         self
     }
 
@@ -115,6 +126,12 @@ impl ApiRequest<'_> {
                 .headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             *request.body_mut() = Some(body.into());
+        }
+        for name in self.headers.keys() {
+            request.headers_mut().remove(name);
+        }
+        for (name, value) in &self.headers {
+            request.headers_mut().append(name, value.clone());
         }
         self.client
             .inner

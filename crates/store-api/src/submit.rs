@@ -240,8 +240,8 @@ impl Orders<'_> {
         self.submit_checked(order, true).await
     }
 
-    /// A submission in its span (`store_api.submit`): the POSTs' and lookups' operation spans are its
-    /// children.
+    /// A submission in its span (`store_api.submit`), its operation-level span: the POSTs' try spans
+    /// and the lookups' operation spans are its children.
     async fn submit_checked(&self, order: &IdentifiedOrder, preflight: bool) -> Result<Submission> {
         let span = tracing::info_span!(
             target: "store_api::submit",
@@ -249,11 +249,13 @@ impl Orders<'_> {
             "otel.name" = "store_api.orders.submit",
             "otel.kind" = "internal",
             "otel.status_code" = tracing::field::Empty,
+            "store_api.operation" = "create_order",
             "store_api.external_order_id" = order.external_order_id(),
             "store_api.submit.attempts" = tracing::field::Empty,
             "store_api.submit.outcome" = tracing::field::Empty,
             "store_api.submit.preflight" = preflight,
             "store_api.submit.preflight_s" = tracing::field::Empty,
+            "store_api.rate_limit.waited_s" = tracing::field::Empty,
             "error.type" = tracing::field::Empty,
         );
         let mut record = SubmitRecord::default();
@@ -265,15 +267,7 @@ impl Orders<'_> {
         #[cfg(feature = "otel-metrics")]
         crate::telemetry::metrics::record_submission(outcome);
         if !span.is_disabled() {
-            span.record("store_api.submit.attempts", i64::from(record.attempts));
-            span.record("store_api.submit.outcome", outcome);
-            if let Some(took) = record.preflight {
-                span.record("store_api.submit.preflight_s", telemetry::seconds(took));
-            }
-            if let Err(error) = &result {
-                span.record("error.type", telemetry::error_type(error).as_ref());
-                span.record("otel.status_code", "error");
-            }
+            end_submit(&span, &record, outcome, result.as_ref().err());
         }
         result
     }
@@ -329,7 +323,10 @@ impl Orders<'_> {
         for number in 1.. {
             record.attempts = number;
             let attempt_started = Instant::now();
-            let answer = match self.post_once(order, external_id, number).await {
+            let answer = match self
+                .post_once(order, external_id, number, &mut record.waited)
+                .await
+            {
                 Ok(answer) => answer,
                 Err(local) => return Err(undecided_or(ambiguous, local)),
             };
@@ -490,6 +487,7 @@ impl Orders<'_> {
         order: &NewOrder,
         external_id: &str,
         number: u32,
+        waited: &mut Duration,
     ) -> Result<PostOutcome> {
         let client = self.client;
         // Built by the generated `create_order` (route, body), sent once through the one path.
@@ -501,7 +499,7 @@ impl Orders<'_> {
         let (sent, outcome) = client
             .inner
             .transport
-            .send_once(request, &KeyChoice::Current, number)
+            .send_once(request, &KeyChoice::Current, number, waited)
             .await;
         let response = match sent {
             Ok(response) => response,
@@ -567,7 +565,7 @@ impl Orders<'_> {
                 let error = error::from_answer(status, &headers, body.ok().as_deref());
                 match error {
                     Error::Unauthorized { .. } => PostOutcome::Unauthorized(error),
-                    Error::RateLimited { retry_after } => PostOutcome::Retry {
+                    Error::RateLimited { retry_after, .. } => PostOutcome::Retry {
                         result: AttemptResult::Status(429),
                         outcome: Outcome::Status(429, retry_after),
                         error,
@@ -670,6 +668,61 @@ struct SubmitRecord {
     attempts: u32,
     /// The pre-flight check's time, when it ran.
     preflight: Option<Duration>,
+    /// The rate limiter's wait before the POSTs, summed (the lookups' is on their operation spans).
+    waited: Duration,
+}
+
+/// The end of a submission on its span, in one `record` (each is a call into every layer).
+fn end_submit(
+    span: &tracing::Span,
+    record: &SubmitRecord,
+    outcome: &'static str,
+    error: Option<&Error>,
+) {
+    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+        return;
+    };
+    let field = |name: &str| fields.field(name);
+    let (
+        Some(attempts),
+        Some(outcome_field),
+        Some(preflight_s),
+        Some(waited_s),
+        Some(error_field),
+        Some(status),
+    ) = (
+        field("store_api.submit.attempts"),
+        field("store_api.submit.outcome"),
+        field("store_api.submit.preflight_s"),
+        field("store_api.rate_limit.waited_s"),
+        field("error.type"),
+        field("otel.status_code"),
+    )
+    else {
+        return;
+    };
+    let attempts_value = i64::from(record.attempts);
+    let preflight_value = record.preflight.map(telemetry::seconds);
+    let waited_value = telemetry::seconds(record.waited);
+    let error_type = error.map(telemetry::error_type);
+    let error_value = error_type.as_deref();
+    span.record_all(&fields.value_set(&[
+        (&attempts, Some(&attempts_value as &dyn tracing::Value)),
+        (&outcome_field, Some(&outcome as &dyn tracing::Value)),
+        (
+            &preflight_s,
+            preflight_value.as_ref().map(|v| v as &dyn tracing::Value),
+        ),
+        (&waited_s, Some(&waited_value as &dyn tracing::Value)),
+        (
+            &error_field,
+            error_value.as_ref().map(|v| v as &dyn tracing::Value),
+        ),
+        (
+            &status,
+            error_value.map(|_| &"error" as &dyn tracing::Value),
+        ),
+    ]));
 }
 
 /// `store_api.submit.outcome`: how a submission ended.

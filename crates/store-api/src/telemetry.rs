@@ -7,9 +7,10 @@
 //! conventions type `http.response.status_code` and its siblings as ints.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use store_api_raw::contract::{Operation, VERSION_PREFIX};
+use store_api_raw::contract::{OPERATIONS, Operation, VERSION_PREFIX};
 
 use crate::error::Error;
 
@@ -21,15 +22,39 @@ pub(crate) const REDACTED: &str = "REDACTED";
 
 /// `url.template`: the base URL's path (up to and with the version prefix) and the operation's path
 /// template (`/store-api/2026-08/orders/{orderId}`), an absolute path template as the conventions
-/// define it.
-pub(crate) fn url_template(path: &str, operation: &Operation) -> String {
+/// define it. Borrowed from a table built once when the base URL's path is the version prefix (the
+/// service's own URL), so a try allocates nothing for it; built for a base path before the prefix.
+pub(crate) fn url_template(path: &str, operation: &'static Operation) -> Cow<'static, str> {
     let base = path
         .find(VERSION_PREFIX)
         .map_or(VERSION_PREFIX, |at| &path[..at + VERSION_PREFIX.len()]);
+    if base == VERSION_PREFIX
+        && let Some(template) = prefixed_template(operation)
+    {
+        return Cow::Borrowed(template);
+    }
     let mut template = String::with_capacity(base.len() + operation.path.len());
     template.push_str(base);
     template.push_str(operation.path);
-    template
+    Cow::Owned(template)
+}
+
+/// `VERSION_PREFIX` and `operation`'s path template, for an operation of the spec's table (found by
+/// its method name, which is unique).
+fn prefixed_template(operation: &Operation) -> Option<&'static str> {
+    static TEMPLATES: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+    TEMPLATES
+        .get_or_init(|| {
+            OPERATIONS
+                .iter()
+                .map(|op| (op.method_name, format!("{VERSION_PREFIX}{}", op.path)))
+                .collect()
+        })
+        .iter()
+        .find(|(name, template)| {
+            *name == operation.method_name && template.ends_with(operation.path)
+        })
+        .map(|(_, template)| template.as_str())
 }
 
 /// `url.full`: the URL with its query, without userinfo or fragment, and every path segment, query
@@ -37,6 +62,17 @@ pub(crate) fn url_template(path: &str, operation: &Operation) -> String {
 /// key could still be read in what is left (a key holding `/` or `&`, which the service's never do),
 /// path and query are dropped whole.
 pub(crate) fn url_full(url: &url::Url, keys: &[&str]) -> String {
+    // The common case, checked in one search: no userinfo, nothing escaped (so the text is what it
+    // decodes to) and no key anywhere after the host: the URL as it is, up to its fragment.
+    let head = &url[..url::Position::AfterQuery];
+    let rest = &url[url::Position::BeforePath..url::Position::AfterQuery];
+    if url.username().is_empty()
+        && url.password().is_none()
+        && !rest.contains(['%', '+'])
+        && !keys.iter().any(|key| !key.is_empty() && rest.contains(key))
+    {
+        return head.to_owned();
+    }
     let mut full = String::with_capacity(url.as_str().len());
     full.push_str(url.scheme());
     full.push_str("://");
@@ -235,6 +271,19 @@ mod tests {
             url_template("/proxy/store-api/2026-08/stores/s/orders/o1", operation),
             format!("/proxy/store-api/2026-08{}", operation.path)
         );
+        // The service's own base path: borrowed from the table, the same text.
+        let own = url_template("/store-api/2026-08/stores/s/orders/o1", operation);
+        assert!(matches!(own, Cow::Borrowed(_)));
+        assert_eq!(own, format!("/store-api/2026-08{}", operation.path));
+        // An operation the table does not hold is built.
+        let other: &'static Operation = Box::leak(Box::new(Operation {
+            path: "/elsewhere",
+            ..*operation
+        }));
+        assert_eq!(
+            url_template("/store-api/2026-08/x", other),
+            "/store-api/2026-08/elsewhere"
+        );
     }
 
     #[test]
@@ -243,7 +292,13 @@ mod tests {
             may_have_been_processed: true,
         };
         assert_eq!(error_type(&timeout), "timeout");
-        assert_eq!(error_type(&Error::RateLimited { retry_after: None }), "429");
+        assert_eq!(
+            error_type(&Error::RateLimited {
+                retry_after: None,
+                message: String::new()
+            }),
+            "429"
+        );
         assert_eq!(
             error_type(&Error::ResponseTooLarge { limit: 1 }),
             "response_too_large"

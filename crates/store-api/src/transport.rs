@@ -53,6 +53,9 @@ pub(crate) struct ClientTransport {
     pub max_response_bytes: usize,
     /// The base URL's origin (`scheme://host:port`): no request leaves for another.
     pub origin: url::Origin,
+    /// The base URL's server, as the metric points of its tries carry it.
+    #[cfg(feature = "otel-metrics")]
+    pub server: crate::telemetry::metrics::Server,
 }
 
 /// Which retries a call gets.
@@ -171,7 +174,7 @@ impl ClientTransport {
                     #[cfg(feature = "otel-metrics")]
                     crate::telemetry::metrics::record_retry(
                         operation.map_or(UNKNOWN_OPERATION, |op| op.method_name),
-                        record.error_type.as_deref().unwrap_or("_OTHER"),
+                        record.error_type.clone().unwrap_or(Cow::Borrowed("_OTHER")),
                     );
                     // No retry starts after the policy's time is up: the call ends within
                     // `max_elapsed` plus one attempt (a limiter's wait and a timeout).
@@ -192,8 +195,10 @@ impl ClientTransport {
         }
     }
 
-    /// Sends one attempt of `request` (see [`ClientTransport::try_once`]) as a call of its own: in an
-    /// operation span with this one try (`Orders::submit`'s POSTs; `attempt` > 1 is a resend).
+    /// Sends one attempt of `request` (see [`ClientTransport::try_once`]) for a caller with a retry
+    /// loop of its own (`Orders::submit`'s POSTs; `attempt` > 1 is a resend). No operation span: the
+    /// try's span is a child of the caller's (the submit span, the submission's operation-level span),
+    /// and the limiter's wait is added to `waited` for the caller to record.
     ///
     /// Returns the outcome for a retry decision alongside: for an answer whose body could not be read,
     /// its status.
@@ -202,15 +207,14 @@ impl ClientTransport {
         request: reqwest::Request,
         key: &KeyChoice,
         attempt: u32,
+        waited: &mut Duration,
     ) -> (Result<Reply>, Outcome) {
         let operation = operation_of(request.method(), request.url());
-        let span = operation_span(operation);
         let mut record = CallRecord::default();
         let sent = self
             .try_once(request, key, attempt, operation, &mut record)
-            .instrument(span.clone())
             .await;
-        end_operation(&span, &record);
+        *waited += record.waited;
         sent
     }
 
@@ -234,11 +238,15 @@ impl ClientTransport {
         let origin = request.url().origin();
         if origin != self.origin {
             // A try of its own, refused unsent: its span says so, and carries no URL (another host's).
-            let span = try_span(&request, operation_id, attempt);
-            span.record("otel.name", request.method().as_str());
             let refused: Cow<'static, str> = Cow::Borrowed("refused");
-            span.record("error.type", refused.as_ref());
-            span.record("otel.status_code", "error");
+            let _span = try_span(
+                &request,
+                operation_id,
+                attempt,
+                || None,
+                || None,
+                Some("refused"),
+            );
             #[cfg(feature = "otel-metrics")]
             self.record_try_metric(&request, operation, None, Some(&refused), Duration::ZERO);
             record.error_type = Some(refused);
@@ -261,9 +269,6 @@ impl ClientTransport {
         if waited >= LIMITER_WAIT_FLOOR {
             crate::telemetry::metrics::record_wait(waited);
         }
-        // Opened once the limiter lets the try go: its time is the exchange's. The wait is the
-        // operation's (its `store_api.rate_limit.waited_s`, and the limiter's event).
-        let span = try_span(&request, operation_id, attempt);
         let deadline = crate::settings::deadline_after(self.timeout);
         // Read per attempt, so a rotation reaches retries too. A key that cannot be a header value is
         // refused when the client is built (same check); if a rotation brought one, the attempt goes
@@ -279,39 +284,53 @@ impl ClientTransport {
             let _ = url.set_username("");
             let _ = url.set_password(None);
         }
-        // Built only for a subscriber that listens, and before the span is first entered: the
-        // OpenTelemetry layer takes the span's name when it starts it.
-        let template = if span.is_disabled() && !cfg!(feature = "otel-metrics") {
-            None
-        } else {
-            operation.map(|op| telemetry::url_template(request.url().path(), op))
-        };
-        if !span.is_disabled() {
-            span.record(
-                "otel.name",
-                telemetry::try_name(request.method().as_str(), template.as_deref()),
-            );
-            let handle_key = self.key.current();
-            let keys = [key.expose_secret(), handle_key.expose_secret()];
-            span.record("url.full", telemetry::url_full(request.url(), &keys));
-            if let Some(template) = &template {
-                span.record("url.template", template.as_str());
-            }
-        }
+        // Opened once the limiter lets the try go: its time is the exchange's. The wait is the
+        // operation's (its `store_api.rate_limit.waited_s`, and the limiter's event). Every field known
+        // now is set here, computed only for a subscriber that wants the span (each later `record`
+        // is a call into every layer).
+        let (span, template) = try_span(
+            &request,
+            operation_id,
+            attempt,
+            || operation.map(|op| telemetry::url_template(request.url().path(), op)),
+            || {
+                let handle_key = self.key.current();
+                let keys = [key.expose_secret(), handle_key.expose_secret()];
+                Some(telemetry::url_full(request.url(), &keys))
+            },
+            None,
+        );
+        #[cfg(not(feature = "otel-metrics"))]
+        let _ = template;
+        // The metric needs it even when no subscriber wanted the span.
+        #[cfg(feature = "otel-metrics")]
+        let template = template
+            .or_else(|| operation.map(|op| telemetry::url_template(request.url().path(), op)));
+        let listening = !span.is_disabled();
         let headers = request.headers_mut();
         // Hooks never see the key, and cannot replace it.
         headers.remove(API_KEY_HEADER);
-        span.in_scope(|| {
-            for hook in &self.hooks {
-                hook.before(&info, headers);
-            }
-        });
+        if !self.hooks.is_empty() {
+            // Each entry of a span is a call into every layer: only when there is a hook to run.
+            span.in_scope(|| {
+                for hook in &self.hooks {
+                    hook.before(&info, headers);
+                }
+            });
+        }
         let _ = set_api_key(headers, &key);
         #[cfg(feature = "otel-metrics")]
-        let metric_request = (request.method().clone(), request.url().clone());
+        let method = request.method().clone();
         let sent = Instant::now();
+        let mut heard = None;
         let (result, outcome) = self
-            .exchange(request, &info, deadline, sent, &span)
+            .exchange(
+                request,
+                &info,
+                deadline,
+                sent,
+                listening.then_some(&mut heard),
+            )
             .instrument(span.clone())
             .await;
         let error_type = match (&outcome, &result) {
@@ -321,9 +340,8 @@ impl ClientTransport {
             (_, Err(error)) => Some(telemetry::error_type(error)),
             (_, Ok(reply)) => reply.body.as_ref().err().map(telemetry::error_type),
         };
-        if let Some(error_type) = &error_type {
-            span.record("error.type", error_type.as_ref());
-            span.record("otel.status_code", "error");
+        if listening {
+            end_try(&span, heard.as_ref(), error_type.as_deref());
         }
         #[cfg(feature = "otel-metrics")]
         {
@@ -331,15 +349,15 @@ impl ClientTransport {
                 Outcome::Status(status, _) => Some(status),
                 _ => None,
             };
-            let (method, url) = metric_request;
             crate::telemetry::metrics::record_try(
                 &crate::telemetry::metrics::TryPoint {
-                    method: method.as_str(),
-                    address: url.host_str().unwrap_or_default(),
-                    port: url.port_or_known_default(),
-                    template: template.as_deref(),
+                    method: &method,
+                    // The origin guard above: a try that is sent goes to the base URL's server.
+                    address: self.server.address.clone(),
+                    port: self.server.port,
+                    template: template.as_ref(),
                     status,
-                    error_type: error_type.as_deref(),
+                    error_type: error_type.as_ref(),
                 },
                 sent.elapsed(),
             );
@@ -348,23 +366,24 @@ impl ClientTransport {
         (result, outcome)
     }
 
+    /// The metric point of a try refused unsent (another origin's: its own server and port).
     #[cfg(feature = "otel-metrics")]
     fn record_try_metric(
         &self,
         request: &reqwest::Request,
         operation: Option<&'static Operation>,
         status: Option<u16>,
-        error_type: Option<&str>,
+        error_type: Option<&Cow<'static, str>>,
         duration: Duration,
     ) {
         let url = request.url();
         let template = operation.map(|op| telemetry::url_template(url.path(), op));
         crate::telemetry::metrics::record_try(
             &crate::telemetry::metrics::TryPoint {
-                method: request.method().as_str(),
-                address: url.host_str().unwrap_or_default(),
+                method: request.method(),
+                address: Arc::from(url.host_str().unwrap_or_default()),
                 port: url.port_or_known_default(),
-                template: template.as_deref(),
+                template: template.as_ref(),
                 status,
                 error_type,
             },
@@ -380,7 +399,7 @@ impl ClientTransport {
         info: &TryInfo,
         deadline: Instant,
         sent: Instant,
-        span: &tracing::Span,
+        heard: Option<&mut Option<Heard>>,
     ) -> (Result<Reply>, Outcome) {
         let exchange = tokio::time::timeout_at(deadline, self.network.send(request)).await;
         let (response, ended) = match exchange {
@@ -424,7 +443,7 @@ impl ClientTransport {
             }
         }
         match response {
-            Ok(response) => self.answer(response, span, deadline).await,
+            Ok(response) => self.answer(response, heard, deadline).await,
             Err(error) => {
                 let outcome = if matches!(error, Error::Refused { .. }) {
                     Outcome::Refused
@@ -443,16 +462,22 @@ impl ClientTransport {
     async fn answer(
         &self,
         mut response: reqwest::Response,
-        span: &tracing::Span,
+        heard: Option<&mut Option<Heard>>,
         deadline: Instant,
     ) -> (Result<Reply>, Outcome) {
         let status = response.status().as_u16();
-        span.record("http.response.status_code", i64::from(status));
         let headers = std::mem::take(response.headers_mut());
         let remaining = header_u64(&headers, "x-ratelimit-remaining");
         let retry_after = error::retry_after(&headers);
-        if !span.is_disabled() {
-            record_rate_limit_headers(span, &headers, remaining, retry_after);
+        // For the try's span, when a subscriber wants it (else no header is read for it).
+        if let Some(heard) = heard {
+            *heard = Some(Heard {
+                status,
+                remaining,
+                retry_after,
+                limit: header_u64(&headers, "x-ratelimit-limit"),
+                reset: header_u64(&headers, "x-ratelimit-reset"),
+            });
         }
         if let Some(remaining) = remaining {
             #[cfg(feature = "otel-metrics")]
@@ -541,88 +566,165 @@ pub(crate) fn operation_of(method: &reqwest::Method, url: &url::Url) -> Option<&
 #[cfg(feature = "otel-metrics")]
 const LIMITER_WAIT_FLOOR: Duration = Duration::from_millis(1);
 
-/// An operation's span, `store_api.operation`: the tries' spans are its children.
+/// An operation's span, `store_api.operation`: the tries' spans are its children. Its name is
+/// formatted only for a subscriber that wants the span (a field's value is evaluated only then).
 fn operation_span(operation: Option<&'static Operation>) -> tracing::Span {
     let operation_id = operation.map_or(UNKNOWN_OPERATION, |op| op.method_name);
-    let span = tracing::info_span!(
+    tracing::info_span!(
         target: "store_api::operation",
         "store_api.operation",
-        "otel.name" = tracing::field::Empty,
+        "otel.name" = format!("store_api.{operation_id}"),
         "otel.kind" = "internal",
         "otel.status_code" = tracing::field::Empty,
         "store_api.operation" = operation_id,
         "store_api.tries" = tracing::field::Empty,
         "store_api.rate_limit.waited_s" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,
-    );
-    if !span.is_disabled() {
-        span.record("otel.name", format!("store_api.{operation_id}"));
-    }
-    span
+    )
 }
 
-/// What a call's tries added up to, on its operation span.
+/// What a call's tries added up to, on its operation span: one `record` (each is a call into every
+/// layer).
 fn end_operation(span: &tracing::Span, record: &CallRecord) {
     if span.is_disabled() {
         return;
     }
-    span.record("store_api.tries", i64::from(record.tries));
-    span.record(
-        "store_api.rate_limit.waited_s",
-        telemetry::seconds(record.waited),
-    );
-    if let Some(error_type) = &record.error_type {
-        span.record("error.type", error_type.as_ref());
-        span.record("otel.status_code", "error");
-    }
+    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+        return;
+    };
+    let (Some(tries), Some(waited), Some(error), Some(status)) = (
+        fields.field("store_api.tries"),
+        fields.field("store_api.rate_limit.waited_s"),
+        fields.field("error.type"),
+        fields.field("otel.status_code"),
+    ) else {
+        return;
+    };
+    let error_type = record.error_type.as_deref();
+    span.record_all(&fields.value_set(&[
+        (
+            &tries,
+            Some(&i64::from(record.tries) as &dyn tracing::Value),
+        ),
+        (
+            &waited,
+            Some(&telemetry::seconds(record.waited) as &dyn tracing::Value),
+        ),
+        (
+            &error,
+            error_type.as_ref().map(|e| e as &dyn tracing::Value),
+        ),
+        (&status, error_type.map(|_| &"error" as &dyn tracing::Value)),
+    ]));
 }
 
-/// A try's span, `http.client.request`; what only an answer or a listening subscriber gives is
-/// recorded later.
-fn try_span(request: &reqwest::Request, operation_id: &'static str, attempt: u32) -> tracing::Span {
+/// A try's span, `http.client.request`, with every field known before the exchange, and its
+/// `url.template`: `template` and `url_full` are called only for a subscriber that wants the span (a
+/// field's value is evaluated only then); `error` for a try refused unsent. What the answer tells is
+/// recorded by [`end_try`].
+fn try_span(
+    request: &reqwest::Request,
+    operation_id: &'static str,
+    attempt: u32,
+    template: impl FnOnce() -> Option<Cow<'static, str>>,
+    url_full: impl FnOnce() -> Option<String>,
+    error: Option<&'static str>,
+) -> (tracing::Span, Option<Cow<'static, str>>) {
     let url = request.url();
-    tracing::info_span!(
+    let method = request.method().as_str();
+    let mut built = None;
+    let span = tracing::info_span!(
         target: "store_api::http",
         "http.client.request",
-        "otel.name" = tracing::field::Empty,
+        "otel.name" = {
+            built = template();
+            telemetry::try_name(method, built.as_deref())
+        },
         "otel.kind" = "client",
-        "otel.status_code" = tracing::field::Empty,
-        "http.request.method" = request.method().as_str(),
+        "otel.status_code" = error.map(|_| "error"),
+        "http.request.method" = method,
         "server.address" = url.host_str().unwrap_or_default(),
         "server.port" = url.port_or_known_default().map(i64::from),
-        "url.full" = tracing::field::Empty,
-        "url.template" = tracing::field::Empty,
+        "url.full" = url_full(),
+        "url.template" = built.as_deref(),
         "store_api.operation" = operation_id,
         "http.request.resend_count" = (attempt > 1).then(|| i64::from(attempt - 1)),
         "http.response.status_code" = tracing::field::Empty,
-        "error.type" = tracing::field::Empty,
+        "error.type" = error,
         "store_api.rate_limit.limit" = tracing::field::Empty,
         "store_api.rate_limit.remaining" = tracing::field::Empty,
         "store_api.rate_limit.reset" = tracing::field::Empty,
         "store_api.retry_after_s" = tracing::field::Empty,
-    )
+    );
+    (span, built)
 }
 
-/// The answer's rate-limit headers, on its try's span.
-fn record_rate_limit_headers(
-    span: &tracing::Span,
-    headers: &HeaderMap,
+/// What an answer's head told, for its try's span.
+#[derive(Debug, Clone, Copy)]
+struct Heard {
+    status: u16,
+    limit: Option<u64>,
     remaining: Option<u64>,
+    reset: Option<u64>,
     retry_after: Option<Duration>,
-) {
+}
+
+/// The end of a try on its span: the answer's status and rate-limit headers, and `error.type`, in
+/// one `record` (each is a call into every layer).
+fn end_try(span: &tracing::Span, heard: Option<&Heard>, error_type: Option<&str>) {
+    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+        return;
+    };
+    let field = |name: &str| fields.field(name);
+    let (
+        Some(status),
+        Some(limit),
+        Some(remaining),
+        Some(reset),
+        Some(retry_after),
+        Some(error),
+        Some(otel_status),
+    ) = (
+        field("http.response.status_code"),
+        field("store_api.rate_limit.limit"),
+        field("store_api.rate_limit.remaining"),
+        field("store_api.rate_limit.reset"),
+        field("store_api.retry_after_s"),
+        field("error.type"),
+        field("otel.status_code"),
+    )
+    else {
+        return;
+    };
     let as_i64 = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
-    if let Some(limit) = header_u64(headers, "x-ratelimit-limit") {
-        span.record("store_api.rate_limit.limit", as_i64(limit));
+    let status_value = heard.map(|heard| i64::from(heard.status));
+    let limit_value = heard.and_then(|heard| heard.limit).map(as_i64);
+    let remaining_value = heard.and_then(|heard| heard.remaining).map(as_i64);
+    let reset_value = heard.and_then(|heard| heard.reset).map(as_i64);
+    let retry_after_value = heard
+        .and_then(|heard| heard.retry_after)
+        .map(telemetry::seconds);
+    fn value(v: &Option<i64>) -> Option<&dyn tracing::Value> {
+        v.as_ref().map(|v| v as &dyn tracing::Value)
     }
-    if let Some(remaining) = remaining {
-        span.record("store_api.rate_limit.remaining", as_i64(remaining));
-    }
-    if let Some(reset) = header_u64(headers, "x-ratelimit-reset") {
-        span.record("store_api.rate_limit.reset", as_i64(reset));
-    }
-    if let Some(retry_after) = retry_after {
-        span.record("store_api.retry_after_s", telemetry::seconds(retry_after));
-    }
+    span.record_all(&fields.value_set(&[
+        (&status, value(&status_value)),
+        (&limit, value(&limit_value)),
+        (&remaining, value(&remaining_value)),
+        (&reset, value(&reset_value)),
+        (
+            &retry_after,
+            retry_after_value.as_ref().map(|v| v as &dyn tracing::Value),
+        ),
+        (
+            &error,
+            error_type.as_ref().map(|e| e as &dyn tracing::Value),
+        ),
+        (
+            &otel_status,
+            error_type.map(|_| &"error" as &dyn tracing::Value),
+        ),
+    ]));
 }
 
 fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {

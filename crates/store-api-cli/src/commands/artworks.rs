@@ -32,9 +32,7 @@ pub async fn run(command: ArtworksCommand, client: &Client, out: Output) -> Resu
             } else {
                 Listed::page(client.artworks().list(&query).await?, "artwork")
             };
-            out.json(&listed.items)?;
-            out.table(&render::artwork_list(&listed.items));
-            out.line(listed.footer);
+            listed.show(out, render::artwork_list)?;
         }
         ArtworksCommand::Get { id } => {
             let artwork = client.artworks().get(&id).await?;

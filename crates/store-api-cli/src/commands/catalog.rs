@@ -26,9 +26,7 @@ pub async fn run(command: CatalogCommand, client: &Client, out: Output) -> Resul
             } else {
                 Listed::page(client.catalog().list(&query).await?, "blank")
             };
-            out.json(&listed.items)?;
-            out.table(&render::catalog_list(&listed.items));
-            out.line(listed.footer);
+            listed.show(out, render::catalog_list)?;
         }
         CatalogCommand::Get { id } => {
             let product = client.catalog().get(&id).await?;

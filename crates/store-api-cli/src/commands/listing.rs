@@ -1,13 +1,21 @@
-//! What the list commands share: page options, fetching every page with a spinner, the footer.
+//! What the list commands share: page options, fetching every page with a spinner, the footer, and
+//! the one JSON form of every list.
+//!
+//! **The JSON form of a list** (`--json`, `--jq`, `api --paginate`): one object,
+//! `{"items": [...], "totalItems": N, "page": P, "totalPages": T}`, where `totalItems` counts every
+//! item matching the query over all pages; with `--all` (every page) it is `{"items": [...],
+//! "totalItems": N}`, N being the items printed. Chosen over a stream of one object a line because
+//! a page's totals are what a script pages with, and the object is the API's own list envelope.
 
 use futures::{Stream, TryStreamExt as _};
+use serde::Serialize;
 use store_api::{
     ListArtworksQuery, ListCatalogProductsQuery, ListOrdersQuery, ListProductsQuery, Page,
 };
 
 use crate::cli::PagingArgs;
 use crate::error::CliError;
-use crate::output::{Output, count, page_footer};
+use crate::output::{Output, Table, count, page_footer};
 use crate::progress;
 
 /// A list query that can be paged.
@@ -49,23 +57,46 @@ paged!(
     ListOrdersQuery
 );
 
-/// The items a list command shows, and the footer line for humans.
-#[derive(Debug)]
+/// The items a list command shows, their totals, and the footer line for humans.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Listed<T> {
     /// The items.
     pub items: Vec<T>,
+    /// Items matching the query over all pages (with `--all`, the items fetched).
+    pub total_items: u64,
+    /// This page's number (absent with `--all`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// Pages for this page size (absent with `--all`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_pages: Option<u64>,
     /// `page 1 of 3, ...` or `12 orders (every page)`.
+    #[serde(skip)]
     pub footer: String,
 }
 
-impl<T> Listed<T> {
+impl<T: Serialize> Listed<T> {
     /// One page.
     pub fn page(page: Page<T>, noun: &str) -> Self {
         let footer = page_footer(page.page, page.total_pages, page.total_items, noun);
         Listed {
             items: page.items,
+            total_items: page.total_items,
+            page: Some(page.page),
+            total_pages: Some(page.total_pages),
             footer,
         }
+    }
+
+    /// Prints the list: its JSON form, or the table `render` draws with the footer.
+    pub fn show(&self, out: Output, render: impl FnOnce(&[T]) -> Table) -> Result<(), CliError> {
+        out.json(self)?;
+        if !out.json {
+            out.table(&render(&self.items));
+            out.footer(&self.footer);
+        }
+        Ok(())
     }
 }
 
@@ -93,9 +124,13 @@ pub async fn every_page<T>(
         }
     }
     bar.finish_and_clear();
-    let footer = format!(
-        "{} (every page)",
-        count(u64::try_from(items.len()).unwrap_or(u64::MAX), noun)
-    );
-    Ok(Listed { items, footer })
+    let total_items = u64::try_from(items.len()).unwrap_or(u64::MAX);
+    let footer = format!("{} (every page)", count(total_items, noun));
+    Ok(Listed {
+        items,
+        total_items,
+        page: None,
+        total_pages: None,
+        footer,
+    })
 }

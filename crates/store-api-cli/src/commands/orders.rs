@@ -353,9 +353,7 @@ async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), 
     } else {
         Listed::page(client.orders().list(&query).await?, "order")
     };
-    out.json(&listed.items)?;
-    out.table(&render::order_list(&listed.items));
-    out.line(listed.footer);
+    listed.show(out, render::order_list)?;
     Ok(())
 }
 

@@ -21,9 +21,7 @@ pub async fn run(command: ProductsCommand, client: &Client, out: Output) -> Resu
             } else {
                 Listed::page(client.products().list(&query).await?, "product")
             };
-            out.json(&listed.items)?;
-            out.table(&render::product_list(&listed.items));
-            out.line(listed.footer);
+            listed.show(out, render::product_list)?;
         }
         ProductsCommand::Get { id } => {
             let product = client.products().get(&id).await?;

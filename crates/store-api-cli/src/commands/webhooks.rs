@@ -1,5 +1,7 @@
 //! `webhooks verify`: check a delivery offline, as a receiver would; `webhooks schema`: the event's
-//! JSON Schema.
+//! JSON Schema; `webhooks listen`: receive deliveries on this machine (`listen`).
+
+mod listen;
 
 use store_api_webhooks::Verifier;
 
@@ -10,8 +12,13 @@ use crate::output::Output;
 use crate::render;
 
 /// Runs a `webhooks` subcommand.
-pub fn run(command: WebhooksCommand, global: &GlobalArgs, out: Output) -> Result<(), CliError> {
+pub async fn run(
+    command: WebhooksCommand,
+    global: &GlobalArgs,
+    out: Output,
+) -> Result<(), CliError> {
     match command {
+        WebhooksCommand::Listen(args) => listen::run(args, global, out).await,
         WebhooksCommand::Schema => super::schema::print(&super::schema::webhook_event()),
         WebhooksCommand::Verify {
             signature,

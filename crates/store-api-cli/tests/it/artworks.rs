@@ -26,8 +26,7 @@ fn create_list_and_get() {
     let all = env
         .run(&["artworks", "list", "--all", "--limit", "1", "--json"])
         .code(0);
-    let names: Vec<String> = all
-        .json()
+    let names: Vec<String> = all.json()["items"]
         .as_array()
         .unwrap()
         .iter()

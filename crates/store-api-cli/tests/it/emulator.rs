@@ -133,7 +133,7 @@ fn embedded_emulator_says_so_and_keeps_state_between_commands() {
             .unwrap(),
     )
     .code(0);
-    assert_eq!(fresh.json(), serde_json::json!([]));
+    assert_eq!(fresh.json()["items"], serde_json::json!([]));
     Run::from(
         bare()
             .args(["--emulator-state", state, "status"])

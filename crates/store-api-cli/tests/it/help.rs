@@ -60,6 +60,7 @@ fn every_command_has_complete_help() {
             "doctor",
             "emulator",
             "emulator-trigger",
+            "login",
             "orders",
             "orders-create",
             "orders-find",
@@ -77,6 +78,7 @@ fn every_command_has_complete_help() {
             "status",
             "store-api",
             "webhooks",
+            "webhooks-listen",
             "webhooks-schema",
             "webhooks-verify",
         ]

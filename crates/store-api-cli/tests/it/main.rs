@@ -25,6 +25,8 @@ mod api;
 mod doctor;
 // Profiles of the configuration file and the precedence of settings.
 mod profiles;
+// Issue 38: the emulator's banner, `login`, the default ports, a frozen clock's 429.
+mod login;
 // `orders schema` and `webhooks schema` against the spec's examples.
 mod schema;
 // `proxy --record|--replay`, driven by curl.
@@ -33,3 +35,7 @@ mod proxy;
 mod help;
 // Issue 37: -v, -vv, -vvv/--debug show the traffic; the wait on the rate limit said.
 mod traffic;
+// Issue 38: `webhooks listen` registered at the emulator, verifying and forwarding.
+mod listen;
+// Issue 38, point 3: --jq, the JSON form of lists, tab-separated rows, filter values, api -H/-i/--paginate.
+mod scripting;

@@ -199,9 +199,7 @@ fn list_get_and_find() {
     let ids = |args: &[&str]| -> Vec<String> {
         let mut all = vec!["orders", "list", "--json"];
         all.extend_from_slice(args);
-        env.run(&all)
-            .code(0)
-            .json()
+        env.run(&all).code(0).json()["items"]
             .as_array()
             .unwrap()
             .iter()
@@ -223,7 +221,7 @@ fn list_get_and_find() {
         .code(0);
     assert!(
         paged
-            .stdout
+            .stderr
             .ends_with("page 2 of 3, 3 orders in all (--page N for more, --all for every page)\n"),
         "{paged:?}"
     );

@@ -199,6 +199,12 @@ impl FakeHosts {
         self.lookup(url) != Lookup::UnknownHost
     }
 
+    /// Whether `url`'s host has any registered resource: when not, a failed download of it is worth a
+    /// hint that names `PUT /_emulator/artwork-hosts`.
+    pub(crate) fn knows_host(&self, url: &Url) -> bool {
+        !matches!(self.lookup(url), Lookup::UnknownHost)
+    }
+
     pub(super) fn lookup(&self, url: &Url) -> Lookup {
         let resources = self.read();
         if let Some(served) = resources.get(&key_of(url)) {

@@ -32,6 +32,7 @@ mod downloader;
 mod fake;
 mod fetch;
 mod real;
+mod sample;
 mod sniff;
 
 pub use address::choose_address;
@@ -39,5 +40,6 @@ pub use downloader::{Downloader, OfflineFetcher};
 pub use fake::{FakeHostError, FakeHosts, FakeResource};
 pub use fetch::{ArtworkFetcher, FetchLimits, FetchedImage};
 pub use real::RealFetcher;
+pub use sample::{SAMPLE_IMAGE_URL, SAMPLE_PNG};
 pub use sniff::sniff_image_type;
 pub use store_api_rules::artwork_url::UrlViolation;

@@ -70,7 +70,11 @@ where
         }
         Decision::Limited {
             retry_after_secs, ..
-        } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
+        } => ApiError::TooManyRequests {
+            retry_after_secs,
+            frozen: shared.clock.is_deterministic(),
+        }
+        .into_response(),
     };
     seen.log(shared, &store_id, &response);
     with_headers(shared, response, decision)
@@ -137,7 +141,11 @@ pub(crate) async fn unserved(
         Decision::Allowed { .. } => not_found.into_response(),
         Decision::Limited {
             retry_after_secs, ..
-        } => ApiError::TooManyRequests { retry_after_secs }.into_response(),
+        } => ApiError::TooManyRequests {
+            retry_after_secs,
+            frozen: shared.clock.is_deterministic(),
+        }
+        .into_response(),
     };
     let seen = RequestRecord::new(shared.clock.now(), method.as_str(), uri.path(), None, 0);
     Seen(seen).log(&shared, &store_id, &response);

@@ -55,7 +55,10 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/stores", get(stores))
         .route("/stores/{storeId}/rotate-key", post(rotate_key))
         .route("/stores/{storeId}/active", put(set_active))
-        .route("/stores/{storeId}/webhooks", put(set_webhooks))
+        .route(
+            "/stores/{storeId}/webhooks",
+            get(webhooks).put(set_webhooks),
+        )
         .route("/stores/{storeId}/webhook-deliveries", get(deliveries))
         .route("/stores/{storeId}/requests", get(requests))
         .route("/clock/advance", post(advance_clock))
@@ -111,6 +114,16 @@ async fn set_active(
     let Active { active } = body::decode(&body::read(request).await?)?;
     control::set_active(&shared, &param(&params, "storeId"), active)?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+async fn webhooks(
+    State(shared): State<Arc<Shared>>,
+    params: Params,
+) -> Result<Json<BTreeMap<String, String>>, ApiError> {
+    Ok(Json(control::webhooks(
+        &shared,
+        &param(&params, "storeId"),
+    )?))
 }
 
 async fn set_webhooks(

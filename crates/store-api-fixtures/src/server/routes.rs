@@ -10,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use store_api_raw::{contract, types};
-use store_api_rules::artwork_url::check_url;
+use store_api_rules::artwork_url::{UrlViolation, check_url};
 
 use super::auth::StoreId;
 use super::body;
-use crate::artwork::ArtworkFetcher;
+use crate::artwork::{ArtworkFetcher, SAMPLE_IMAGE_URL};
 use crate::deviation::Deviation;
 use crate::error::ApiError;
 use crate::events::emit;
@@ -134,11 +134,10 @@ pub(crate) async fn create_artwork(
         body::decode_request(&bytes, shared.config.deviations, |_| Vec::new())?;
     let url =
         check_url(&request.image.url).map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
-    let image = shared
-        .downloader
-        .fetch(&url)
-        .await
-        .map_err(|v| ApiError::BadRequest(v.message().to_owned()))?;
+    let image =
+        shared.downloader.fetch(&url).await.map_err(|violation| {
+            ApiError::BadRequest(download_refusal(&shared, &url, violation))
+        })?;
     let image_id = shared.clock.new_id("img");
     let at = shared.clock.now();
     let mut image_ref = types::ImageRef::new(image_id.clone());
@@ -166,6 +165,23 @@ pub(crate) async fn create_artwork(
         record
     };
     Ok(json(StatusCode::CREATED, record.json))
+}
+
+/// The service's message for a failed download; for a host no fake resource is registered on, with
+/// the emulator's hint after it: the emulator serves such hosts only once told what they hold (the
+/// service's text stays first, whole, so a check on it still matches).
+fn download_refusal(shared: &Shared, url: &url::Url, violation: UrlViolation) -> String {
+    let message = violation.message();
+    let hint = matches!(
+        violation,
+        UrlViolation::DownloadFailed | UrlViolation::Unresolvable
+    ) && !shared.downloader.fake_hosts().knows_host(url);
+    match url.host_str() {
+        Some(host) if hint => format!(
+            "{message} (emulator: no image of the host {host} is registered; register one with PUT /_emulator/artwork-hosts, or use the sample {SAMPLE_IMAGE_URL})"
+        ),
+        _ => message.to_owned(),
+    }
 }
 
 pub(crate) async fn list_orders(

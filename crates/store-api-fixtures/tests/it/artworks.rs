@@ -142,8 +142,12 @@ async fn every_url_rule_has_its_message() {
             "https://[::1]/x.png",
             "The URL must not point to a private address",
         ),
-        // With network downloads off, a host that is not registered cannot be downloaded.
-        ("https://unregistered.example.test/x.png", DOWNLOAD),
+        // With network downloads off, a host that is not registered cannot be downloaded; the
+        // emulator says how to register it, after the service's words.
+        (
+            "https://unregistered.example.test/x.png",
+            "Could not download the artwork image from the URL (emulator: no image of the host unregistered.example.test is registered; register one with PUT /_emulator/artwork-hosts, or use the sample https://demo-assets.example.test/sunset-3000x2400.png)",
+        ),
         ("https://art.example.test/gone.png", DOWNLOAD),
         ("https://art.example.test/moved.png", DOWNLOAD),
         ("https://art.example.test/text.png", DOWNLOAD),

@@ -8,7 +8,7 @@ mod common;
 mod artworks;
 /// The two 401s, keys of other stores, inactive stores, no 403, no 429 for unauthenticated floods.
 mod auth;
-/// The `store-api-emulator` binary.
+/// The `store-api-emulator` binary: its ready line and banner, the sample artwork, a frozen clock.
 mod binary;
 /// The deviations that only requests with bodies show: each changes exactly the answers it is about.
 mod deviations;

@@ -148,6 +148,28 @@ async fn registrations_are_validated() {
         .error(404, Msg::Exact("Store not found"));
 }
 
+/// What `store-api webhooks listen` reads before it registers itself, to put it back afterwards.
+#[tokio::test]
+async fn registrations_read_back_as_written() {
+    let (_emu, api) = start().await;
+    let path = "/stores/store_alpha/webhooks";
+    assert_eq!(
+        api.control(Method::GET, path, None).await.ok(200),
+        &json!({})
+    );
+    let registrations = json!({ "orders_create": "http://127.0.0.1:9/a" });
+    api.control(Method::PUT, path, Some(&registrations))
+        .await
+        .ok(204);
+    assert_eq!(
+        api.control(Method::GET, path, None).await.ok(200),
+        &registrations
+    );
+    api.control(Method::GET, "/stores/store_nope/webhooks", None)
+        .await
+        .error(404, Msg::Exact("Store not found"));
+}
+
 #[tokio::test]
 async fn a_receiver_failing_twice_gets_the_same_event_three_times() {
     let (_emu, api) = start().await;

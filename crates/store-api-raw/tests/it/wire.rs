@@ -51,9 +51,12 @@ const KEY: &str = "csk_0123456789abcdef0123456789abcdef";
 
 /// Sends a built request the way the README shows: the key added, then `reqwest`.
 async fn send(mut request: requests::Request) -> reqwest::Response {
-    set_api_key(request.headers_mut(), &ApiKey::new(KEY)).unwrap();
+    set_api_key(&mut request.headers, &ApiKey::new(KEY)).unwrap();
     store_api_raw::tls::install_crypto_provider();
-    reqwest::Client::new().execute(request).await.unwrap()
+    reqwest::Client::new()
+        .execute(reqwest::Request::try_from(request.into_http().unwrap()).unwrap())
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -121,9 +124,8 @@ async fn the_body_goes_out_as_json() {
         "Sun".parse().unwrap(),
     );
     let request = requests::create_artwork(&base_url, "store_alpha", &body).unwrap();
-    assert_eq!(request.headers()["content-type"], "application/json");
-    let sent: types::CreateArtworkRequest =
-        serde_json::from_slice(request.body().and_then(|b| b.as_bytes()).unwrap()).unwrap();
+    assert_eq!(request.headers["content-type"], "application/json");
+    let sent: types::CreateArtworkRequest = serde_json::from_slice(&request.body).unwrap();
     assert_eq!(sent, body);
     send(request).await;
     assert_eq!(log.lock().unwrap()[0].method, "POST");

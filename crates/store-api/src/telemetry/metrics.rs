@@ -2,11 +2,12 @@
 //! provider under the scope `store-api`: the instruments are made once, on first use, so set the
 //! provider before the first request. Attributes never carry an id or the key.
 
-use std::sync::OnceLock;
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::metrics::{Counter, Histogram};
-use opentelemetry::{InstrumentationScope, KeyValue, global};
+use opentelemetry::{InstrumentationScope, KeyValue, Value, global};
 
 /// The conventions' advice for `http.client.request.duration`, in seconds.
 pub(crate) const DURATION_BOUNDARIES: [f64; 14] = [
@@ -60,51 +61,97 @@ fn instruments() -> &'static Instruments {
     })
 }
 
-/// What one try's point of `http.client.request.duration` carries.
-pub(crate) struct TryPoint<'a> {
-    pub method: &'a str,
-    pub address: &'a str,
+/// The server of a client's base URL, as its tries' points carry it: built once per client, so a try
+/// copies a reference count instead of allocating its host.
+#[derive(Debug, Clone)]
+pub(crate) struct Server {
+    pub address: Arc<str>,
     pub port: Option<u16>,
-    pub template: Option<&'a str>,
-    pub status: Option<u16>,
-    pub error_type: Option<&'a str>,
 }
 
-/// One try of `duration`.
+impl Server {
+    pub(crate) fn of(base_url: &url::Url) -> Server {
+        Server {
+            address: Arc::from(base_url.host_str().unwrap_or_default()),
+            port: base_url.port_or_known_default(),
+        }
+    }
+}
+
+/// What one try's point of `http.client.request.duration` carries.
+pub(crate) struct TryPoint<'a> {
+    pub method: &'a reqwest::Method,
+    pub address: Arc<str>,
+    pub port: Option<u16>,
+    pub template: Option<&'a Cow<'static, str>>,
+    pub status: Option<u16>,
+    pub error_type: Option<&'a Cow<'static, str>>,
+}
+
+/// `http.request.method`: the standard methods as static text (no allocation per try).
+fn method_value(method: &reqwest::Method) -> Value {
+    Value::from(match method.as_str() {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "PATCH" => "PATCH",
+        "DELETE" => "DELETE",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        other => return Value::from(other.to_owned()),
+    })
+}
+
+/// One try of `duration`. The attributes are built on the stack, of static or shared text: with no
+/// meter provider installed the instrument is a no-op, and this costs next to nothing.
 pub(crate) fn record_try(point: &TryPoint<'_>, duration: Duration) {
-    let mut attributes = Vec::with_capacity(6);
-    attributes.push(KeyValue::new(
-        "http.request.method",
-        point.method.to_owned(),
-    ));
-    attributes.push(KeyValue::new("server.address", point.address.to_owned()));
+    let mut attributes: [KeyValue; 6] = [
+        KeyValue::new("http.request.method", method_value(point.method)),
+        KeyValue::new("server.address", Value::from(point.address.clone())),
+        unused(),
+        unused(),
+        unused(),
+        unused(),
+    ];
+    let mut len = 2;
+    let mut push = |attribute: KeyValue| {
+        if let Some(slot) = attributes.get_mut(len) {
+            *slot = attribute;
+            len += 1;
+        }
+    };
     if let Some(port) = point.port {
-        attributes.push(KeyValue::new("server.port", i64::from(port)));
+        push(KeyValue::new("server.port", i64::from(port)));
     }
     if let Some(template) = point.template {
-        attributes.push(KeyValue::new("url.template", template.to_owned()));
+        push(KeyValue::new("url.template", template.clone()));
     }
     if let Some(status) = point.status {
-        attributes.push(KeyValue::new(
+        push(KeyValue::new(
             "http.response.status_code",
             i64::from(status),
         ));
     }
     if let Some(error_type) = point.error_type {
-        attributes.push(KeyValue::new("error.type", error_type.to_owned()));
+        push(KeyValue::new("error.type", error_type.clone()));
     }
     instruments()
         .request_duration
-        .record(duration.as_secs_f64(), &attributes);
+        .record(duration.as_secs_f64(), attributes.get(..len).unwrap_or(&[]));
+}
+
+/// A free slot of [`record_try`]'s attributes (never recorded).
+fn unused() -> KeyValue {
+    KeyValue::new("", false)
 }
 
 /// A try of `operation` that ended with `error_type` is sent again.
-pub(crate) fn record_retry(operation: &'static str, error_type: &str) {
+pub(crate) fn record_retry(operation: &'static str, error_type: Cow<'static, str>) {
     instruments().retries.add(
         1,
         &[
             KeyValue::new("store_api.operation", operation),
-            KeyValue::new("error.type", error_type.to_owned()),
+            KeyValue::new("error.type", error_type),
         ],
     );
 }

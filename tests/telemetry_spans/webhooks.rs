@@ -26,7 +26,7 @@ use tokio::sync::{Notify, mpsc};
 use tracing::subscriber::DefaultGuard;
 use tracing_subscriber::layer::SubscriberExt as _;
 
-use crate::webhook_receiver::post_body;
+use store_api_tests::post_body;
 
 const KEY: &str = "sk_store_telemetry_key_000000000000000";
 const DELIVERY: &str = "store_api.webhooks.delivery";
@@ -42,10 +42,15 @@ struct Traces {
     exporter: InMemorySpanExporter,
     _provider: SdkTracerProvider,
     _guard: DefaultGuard,
+    // Last: released after the subscriber is gone.
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Traces {
     fn install() -> Traces {
+        let serial = crate::SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder()
             .with_simple_exporter(exporter.clone())
@@ -57,6 +62,7 @@ impl Traces {
             exporter,
             _provider: provider,
             _guard: guard,
+            _serial: serial,
         }
     }
 
