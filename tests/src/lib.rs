@@ -11,6 +11,7 @@ pub mod proxy;
 pub mod receivers;
 pub mod recorded_session;
 pub mod sim;
+pub mod telemetry;
 
 /// The workspace README's Rust examples, compiled as this crate's doctests so they cannot rot (the
 /// README belongs to no published crate).

@@ -20,7 +20,8 @@ use opentelemetry_sdk::metrics::{
 use proptest::prelude::*;
 use store_api::hook::Method;
 use store_api::{RateLimiter, RetryPolicy, Submitted, new_external_order_id};
-use store_api_fixtures::{Emulator, Fault, FaultKind};
+use store_api_fixtures::FaultKind;
+use store_api_tests::telemetry::{on, port_of, service_key, template};
 use store_api_tests::{
     ALPHA, builder_at, emulator, emulator_with_rate_limit, identified, key_of, relaxed_limiter,
     tee_order,
@@ -155,23 +156,6 @@ fn named<'a>(points: &'a [Point], name: &str) -> Vec<&'a Point> {
 
 fn sum(points: &[&Point]) -> f64 {
     points.iter().map(|point| point.value).sum()
-}
-
-fn template(operation: &str) -> String {
-    let op = store_api_raw::contract::OPERATIONS
-        .iter()
-        .find(|op| op.method_name == operation)
-        .unwrap();
-    format!("{}{}", store_api_raw::contract::VERSION_PREFIX, op.path)
-}
-
-fn port_of(emu: &Emulator) -> i64 {
-    let url = reqwest::Url::parse(emu.origin()).unwrap();
-    i64::from(url.port().unwrap())
-}
-
-fn on(operation: &str, kind: FaultKind) -> Fault {
-    Fault::new(kind).operation(operation).store(ALPHA)
 }
 
 /// No attribute carries an id: the store's, an order's or an external one.
@@ -357,14 +341,6 @@ async fn submissions_are_counted_by_outcome() {
             &lost.order().id,
         ],
     );
-}
-
-/// A key of the service's shape: the brand prefix, then hex, 36 characters in all.
-fn service_key() -> impl Strategy<Value = String> {
-    let rest = store_api_raw::KEY_LENGTH - store_api_raw::KEY_BRAND_PREFIX.len();
-    proptest::string::string_regex(&format!("[0-9a-f]{{{rest}}}"))
-        .unwrap()
-        .prop_map(|hex| format!("{}{hex}", store_api_raw::KEY_BRAND_PREFIX))
 }
 
 #[test]

@@ -23,7 +23,8 @@ use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData
 use proptest::prelude::*;
 use store_api::hook::Method;
 use store_api::{RateLimiter, RetryPolicy, Submitted, new_external_order_id};
-use store_api_fixtures::{Emulator, Fault, FaultKind};
+use store_api_fixtures::FaultKind;
+use store_api_tests::telemetry::{on, port_of, service_key, template};
 use store_api_tests::{ALPHA, builder_at, emulator, identified, key_of, tee_order};
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -126,24 +127,6 @@ fn tries(spans: &[SpanData]) -> Vec<&SpanData> {
 
 fn operations<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
     spans.iter().filter(|span| span.name == name).collect()
-}
-
-fn port_of(emu: &Emulator) -> i64 {
-    let url = reqwest::Url::parse(emu.origin()).unwrap();
-    i64::from(url.port().unwrap())
-}
-
-/// The path template of `operation`, with the version prefix (`url.template`).
-fn template(operation: &str) -> String {
-    let op = store_api_raw::contract::OPERATIONS
-        .iter()
-        .find(|op| op.method_name == operation)
-        .unwrap();
-    format!("{}{}", store_api_raw::contract::VERSION_PREFIX, op.path)
-}
-
-fn on(operation: &str, kind: FaultKind) -> Fault {
-    Fault::new(kind).operation(operation).store(ALPHA)
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -459,14 +442,6 @@ async fn a_refusal_and_the_escape_hatch_have_their_names() {
     assert_eq!(str_attr(tries[1], "error.type").as_deref(), Some("refused"));
     assert_eq!(attr(tries[1], "url.full"), None, "another host's URL");
     assert_eq!(str_attr(calls[1], "error.type").as_deref(), Some("refused"));
-}
-
-/// A key of the service's shape: the brand prefix, then hex, 36 characters in all.
-fn service_key() -> impl Strategy<Value = String> {
-    let rest = store_api_raw::KEY_LENGTH - store_api_raw::KEY_BRAND_PREFIX.len();
-    proptest::string::string_regex(&format!("[0-9a-f]{{{rest}}}"))
-        .unwrap()
-        .prop_map(|hex| format!("{}{hex}", store_api_raw::KEY_BRAND_PREFIX))
 }
 
 /// A path that embeds `key` somewhere: a segment, a query value or name, percent-encoded or not,

@@ -14,9 +14,10 @@ use axum::routing::post;
 use opentelemetry::{KeyValue, global};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use store_api_tests::post_body;
 use store_api_webhooks::axum::VerifiedEvent;
 use store_api_webhooks::dedupe::{MemoryDedupe, process_once, response_status};
-use store_api_webhooks::{SIGNATURE_HEADER, Verifier, sign};
+use store_api_webhooks::{Verifier, sign};
 
 const KEY: &str = "sk_store_metrics_key_00000000000000000";
 
@@ -43,20 +44,6 @@ async fn receive(State(app): State<App>, VerifiedEvent(event): VerifiedEvent) ->
     })
     .await;
     StatusCode::from_u16(response_status(&outcome)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-async fn deliver(url: &str, body: String, signature: &str) -> u16 {
-    store_api::install_crypto_provider();
-    reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header(SIGNATURE_HEADER, signature)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
 }
 
 fn event(id: &str, topic: &str) -> String {
@@ -142,7 +129,9 @@ async fn deliveries_are_counted_by_verdict_and_topic_and_handlers_timed() {
     ];
     for (body, key, status) in deliveries {
         assert_eq!(
-            deliver(&url, body.clone(), &sign(key, body.as_bytes())).await,
+            post_body(&url, Some(&sign(key, body.as_bytes())), body.clone().into())
+                .await
+                .0,
             status,
             "{body}"
         );
