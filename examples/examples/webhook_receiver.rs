@@ -5,7 +5,8 @@
 //! `127.0.0.1:3000`, path `/webhooks`) for the store named by `STORE_API_KEY`, `STORE_API_STORE_ID` and
 //! `STORE_API_BASE_URL` ([`Client::from_env`]); register that URL for the store's topics in the app.
 //! `cargo test -p store-api-examples --example webhook_receiver` serves the same router on loopback
-//! for an in-process emulator, places an order and checks the follow-up, then delivers the event again.
+//! for an in-process emulator, places an order and checks the follow-up, delivers the event again
+//! (handled once), deletes a product (routed as a deletion, nothing fetched) and forges a signature.
 //!
 //! The verifier reads the client's [`KeyHandle`](store_api::KeyHandle) (`Verifier::for_client`), so
 //! `client.key_handle().rotate(new_key)` switches outbound calls and verification at once.
@@ -136,7 +137,10 @@ mod tests {
         let url = format!("http://{}/webhooks", listener.local_addr().unwrap());
         let app = router(client.clone(), followed);
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let topics = BTreeMap::from([("orders_create".to_owned(), url.clone())]);
+        let topics = BTreeMap::from([
+            ("orders_create".to_owned(), url.clone()),
+            ("products_delete".to_owned(), url.clone()),
+        ]);
         emu.set_webhooks("store_alpha", topics).unwrap();
 
         let address = ShipToAddress::new(AddressLines {
@@ -197,6 +201,18 @@ mod tests {
             .unwrap();
         assert_eq!(again.status().as_u16(), 204);
         assert!(follow_ups.try_recv().is_err(), "handled twice");
+
+        // Routed by topic: a deleted product is not fetched, it is reported as gone.
+        emu.delete_product("store_alpha", "prod_alpha_sunset_tee")
+            .unwrap();
+        let current = tokio::time::timeout(Duration::from_secs(10), follow_ups.recv())
+            .await
+            .expect("a follow-up within 10 s")
+            .expect("an open queue");
+        assert!(
+            matches!(&current, FollowUp::ProductDeleted(id) if id == "prod_alpha_sunset_tee"),
+            "{current:?}"
+        );
 
         // A forged delivery is refused before anything runs.
         let forged = reqwest::Client::new()

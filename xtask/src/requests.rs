@@ -432,11 +432,12 @@ fn builder(out: &mut String, op: &Op) -> Result<(), CodegenError> {
          /// `base_url` ends with the version prefix (`https://host/store-api/2026-08`).\n\
          pub fn {fn_name}({args}) -> Result<Request, BuildError> {{\n\
          let url = url(base_url, &[{segments}])?;\n\
-         request(http::Method::{method}, url, {query}, {body})\n\
+         request(&crate::contract::{constant}, url, {query}, {body})\n\
          }}\n",
         method = op.method,
         path = op.path,
         id = op.id,
+        constant = crate::contract::screaming(&op.id),
         summary = op.summary.trim_end_matches('.'),
         args = args.join(", "),
         segments = segments.join(", "),

@@ -19,4 +19,4 @@ pub use format::{
 pub use record::{
     DEFAULT_MAX_KEPT_BODY, HttpAnswer, HttpRequest, RecordOptions, Recorder, Recording,
 };
-pub use replay::{Replay, ReplayError, Replayer};
+pub use replay::{Replay, ReplayError, Replayer, request_line};

@@ -307,6 +307,11 @@ impl Live {
         &self.path
     }
 
+    /// The query's pairs, decoded, the key scrubbed.
+    pub(crate) fn query(&self) -> &[(String, String)] {
+        &self.query
+    }
+
     /// Whether `recorded` has this request's method and path: no request matches one that has not
     /// (what [`Live::against`] returns keeps both), so this is checked first.
     pub(crate) fn same_route(&self, recorded: &Shape) -> bool {

@@ -16,6 +16,18 @@
 //! - Anything else is a [`ReplayError`], whose text is a diff against the nearest recorded request.
 //!   Through a [`store_api::Client`] it is
 //!   [`store_api::Error::Refused`], never retried, its source the `ReplayError`.
+//!
+//! [`Replay::with_runs`] serves any number of runs of a test suite (what the CLI's replaying proxy
+//! does): a read may repeat (asked again, it gets the answer of the equal read it got last), and the
+//! cassette's first recorded request, asked again when the run in progress cannot answer it, starts
+//! the next run, where every exchange may be answered once more and the variables are bound anew:
+//!
+//! - when that first request is a read, once a write was answered in the run in progress (before
+//!   any write, a read just repeats);
+//! - when it is a write, once every recorded exchange was answered in the run in progress (the
+//!   recording played through), so that the same write asked again within a run stays a miss.
+//!
+//! Within a run, writes are still answered once each, in the recorded order.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -44,16 +56,23 @@ pub struct Replay {
     cassette: Cassette,
     shapes: Vec<Shape>,
     state: Mutex<ReplayState>,
+    /// [`Replay::with_runs`]: reads repeat, and the first recorded request starts the next run.
+    runs: bool,
 }
 
 #[derive(Debug, Default)]
 struct ReplayState {
+    /// The exchanges answered in the run in progress.
     used: Vec<bool>,
-    /// The last write answered.
+    /// The exchanges answered in any run.
+    ever_used: Vec<bool>,
+    /// The last write answered in the run in progress.
     last_write: Option<usize>,
     bindings: Bindings,
-    /// Requests asked so far.
+    /// Requests asked so far, over every run.
     asked: usize,
+    /// Runs begun so far (the first begins with the first request).
+    runs: usize,
 }
 
 /// A request the cassette does not answer: its [`Display`](std::fmt::Display) says why, with a line
@@ -89,13 +108,33 @@ impl Replay {
             .collect();
         let state = ReplayState {
             used: vec![false; cassette.exchanges.len()],
+            ever_used: vec![false; cassette.exchanges.len()],
             ..ReplayState::default()
         };
         Replay {
             cassette,
             shapes,
             state: Mutex::new(state),
+            runs: false,
         }
+    }
+
+    /// This replay, serving any number of runs of a test suite (the crate README: "A test suite in
+    /// another language"): a read may repeat, and the cassette's first recorded request, asked again
+    /// when the run in progress cannot answer it, starts the next run (a read: once a write was
+    /// answered; a write: once every exchange was). Without it a replay is one run, each exchange
+    /// answered once.
+    #[must_use]
+    pub fn with_runs(mut self) -> Replay {
+        self.runs = true;
+        self
+    }
+
+    /// The runs begun so far: 0 before the first request, then 1, and one more each time the
+    /// cassette's first recorded request started the next run ([`Replay::with_runs`]).
+    pub fn runs(&self) -> usize {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.runs
     }
 
     /// The cassette replayed.
@@ -131,21 +170,44 @@ impl Replay {
                 .into_iter()
                 .collect()
         };
-        for &index in &candidates {
-            if !live.same_route(&self.shapes[index]) {
-                continue;
+        state.runs = state.runs.max(1);
+        let found = candidates.iter().copied().find_map(|index| {
+            self.matched(&live, index, redacted, &state.bindings)
+                .map(|bindings| (index, bindings))
+        });
+        let found = found.or_else(|| {
+            if !self.runs {
+                return None;
             }
-            let mut bindings = state.bindings.clone();
-            if live.against(&self.shapes[index], redacted, &mut bindings) == self.shapes[index] {
-                state.used[index] = true;
-                if !live.is_read() {
-                    state.last_write = Some(index);
-                }
-                state.bindings = bindings;
-                return self
-                    .recorded_answer(index, &state.bindings)
-                    .map_err(|error| Miss::Explained(Box::new(error)));
+            if let Some(bindings) = self.starts_next_run(&live, redacted, &state) {
+                // The next run: every exchange unused, the variables bound anew (fresh ids).
+                state.used.iter_mut().for_each(|used| *used = false);
+                state.last_write = None;
+                state.runs += 1;
+                return Some((0, bindings));
             }
+            // A read asked again: the answer of the equal read it got last, after the last write.
+            live.is_read()
+                .then(|| {
+                    (after..self.shapes.len()).rev().find_map(|index| {
+                        (state.used[index] && !is_write(index))
+                            .then(|| self.matched(&live, index, redacted, &state.bindings))
+                            .flatten()
+                            .map(|bindings| (index, bindings))
+                    })
+                })
+                .flatten()
+        });
+        if let Some((index, bindings)) = found {
+            state.used[index] = true;
+            state.ever_used[index] = true;
+            if !live.is_read() {
+                state.last_write = Some(index);
+            }
+            state.bindings = bindings;
+            return self
+                .recorded_answer(index, &state.bindings)
+                .map_err(|error| Miss::Explained(Box::new(error)));
         }
         // What the explanation needs, copied: the lock is released before it is built.
         Err(Miss::Unexplained(Box::new(Unexplained {
@@ -154,9 +216,48 @@ impl Replay {
             candidates,
             redacted,
             asked: state.asked,
+            run: self.runs.then_some(state.runs),
             used: state.used.clone(),
             bindings: state.bindings.clone(),
         })))
+    }
+
+    /// The bindings with which `live` matches exchange `index`, if it does.
+    fn matched(
+        &self,
+        live: &Live,
+        index: usize,
+        redacted: bool,
+        bindings: &Bindings,
+    ) -> Option<Bindings> {
+        let shape = &self.shapes[index];
+        if !live.same_route(shape) {
+            return None;
+        }
+        let mut bindings = bindings.clone();
+        (live.against(shape, redacted, &mut bindings) == *shape).then_some(bindings)
+    }
+
+    /// Whether `live`, which the run in progress does not answer, starts the next run: it is the
+    /// cassette's first recorded request (its variables bound anew) and the run in progress has
+    /// answered a write (that first request a read) or every exchange (a write, so that a write
+    /// repeated within a run stays a miss). The bindings of the new run, if so.
+    fn starts_next_run(
+        &self,
+        live: &Live,
+        redacted: bool,
+        state: &ReplayState,
+    ) -> Option<Bindings> {
+        let first = self.shapes.first()?;
+        let over = if is_read(first) {
+            state.last_write.is_some()
+        } else {
+            state.used.iter().all(|used| *used)
+        };
+        if !over {
+            return None;
+        }
+        self.matched(live, 0, redacted, &Bindings::default())
     }
 
     /// The error of a miss: its explanation built now, with no lock held.
@@ -167,13 +268,13 @@ impl Replay {
         }
     }
 
-    /// The exchanges never asked for so far (a test may assert there are none).
+    /// The exchanges never asked for so far, in any run (a test may assert there are none).
     pub fn unused(&self) -> Vec<Exchange> {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         self.cassette
             .exchanges
             .iter()
-            .zip(&state.used)
+            .zip(&state.ever_used)
             .filter(|(_, used)| !**used)
             .map(|(exchange, _)| exchange.clone())
             .collect()
@@ -239,9 +340,15 @@ impl Replay {
             candidates,
             redacted,
             asked,
+            run,
             used,
             bindings,
         } = miss;
+        // With runs, which one: a write used up is used up in this run only.
+        let of_replay = match run {
+            Some(run) => format!("of this replay, in run {run}"),
+            None => "of this replay".to_owned(),
+        };
         let redacted = *redacted;
         let deadline = Instant::now() + EXPLAIN_BUDGET;
         let in_time = || Instant::now() < deadline;
@@ -282,7 +389,7 @@ impl Replay {
             .count();
         let Some((index, shown, _)) = nearest else {
             let what = format!(
-                "request {asked} of this replay ({})",
+                "request {asked} {of_replay} ({})",
                 Shown::new(keys).line(live)
             );
             return ReplayError {
@@ -323,7 +430,7 @@ impl Replay {
         let recorded = display.shape(&self.shapes[index]);
         let sent = display.shape(&shown);
         let what = format!(
-            "request {asked} of this replay ({} {})",
+            "request {asked} {of_replay} ({} {})",
             sent.method, sent.path
         );
         let diff = crate::diff::unified(
@@ -360,6 +467,8 @@ struct Unexplained {
     candidates: Vec<usize>,
     redacted: bool,
     asked: usize,
+    /// The run in progress, with [`Replay::with_runs`].
+    run: Option<usize>,
     used: Vec<bool>,
     bindings: Bindings,
 }
@@ -424,6 +533,27 @@ impl<'a> Shown<'a> {
         }
         shown
     }
+}
+
+/// `METHOD /path?query` of a request as a cassette would keep it, to be printed anywhere: the key
+/// scrubbed in any spelling (the path and query percent-decoded first), customer data replaced by
+/// placeholders, the query decoded; no body. What the CLI's proxy prints for each exchange.
+pub fn request_line(request: &HttpRequest<'_>) -> String {
+    let mut keys = Keys::default();
+    keys.add_from(request.headers);
+    let live = Live::new(request.method, request.path_and_query, &[], &keys);
+    let shape = Shown::new(&keys).shape(&Shape {
+        method: live.method().to_owned(),
+        path: live.path().to_owned(),
+        query: live.query().to_vec(),
+        body: None,
+    });
+    let mut line = format!("{} {}", shape.method, shape.path);
+    for (at, (name, value)) in shape.query.iter().enumerate() {
+        line.push(if at == 0 { '?' } else { '&' });
+        line.push_str(&format!("{name}={value}"));
+    }
+    line
 }
 
 /// `text` with its percent-escapes decoded (bytes that are not UTF-8 shown as U+FFFD).
@@ -658,6 +788,137 @@ mod tests {
         assert_eq!(body["order"], order("ext-live-1", "Augusta"));
         // The status read was never asked for.
         assert_eq!(replay.unused().len(), 2);
+    }
+
+    /// A suite of three requests (a read, a write, a read), recorded once.
+    fn suite_cassette() -> Cassette {
+        let recording = Recording::new(RecordOptions::default());
+        let none = http::HeaderMap::new();
+        let status = "/store-api/2026-08/stores/store_alpha/status";
+        let placed = order("ext-recorded-1", "Ada").to_string();
+        recording.record(
+            &request("GET", status, &none, b""),
+            &answer(200, &json!({"status": "ok"})),
+        );
+        recording.record(
+            &request("POST", ORDERS, &none, placed.as_bytes()),
+            &answer(
+                201,
+                &json!({"id": "ord_1", "externalOrderId": "ext-recorded-1"}),
+            ),
+        );
+        recording.record(
+            &request("GET", &format!("{ORDERS}/ord_1"), &none, b""),
+            &answer(200, &json!({"id": "ord_1"})),
+        );
+        recording.cassette()
+    }
+
+    #[test]
+    fn with_runs_a_suite_is_served_again_and_reads_repeat() {
+        let replay = Replay::new(suite_cassette()).with_runs();
+        let none = http::HeaderMap::new();
+        let status = "/store-api/2026-08/stores/store_alpha/status";
+        let one = format!("{ORDERS}/ord_1");
+        assert_eq!(replay.runs(), 0);
+        // Each run with its own fresh external id: the variables are bound anew.
+        for (run, external_id) in [(1, "ext-run-a"), (2, "ext-run-b"), (3, "ext-run-b")] {
+            let placed = order(external_id, "Ada").to_string();
+            assert_eq!(
+                replay
+                    .answer(&request("GET", status, &none, b""))
+                    .unwrap()
+                    .status,
+                200
+            );
+            let created = replay
+                .answer(&request("POST", ORDERS, &none, placed.as_bytes()))
+                .unwrap();
+            assert_eq!(created.status, 201);
+            let body: Value = serde_json::from_slice(&created.body).unwrap();
+            assert_eq!(body["externalOrderId"], external_id);
+            // A read asked twice: the same answer.
+            for _ in 0..2 {
+                assert_eq!(
+                    replay
+                        .answer(&request("GET", &one, &none, b""))
+                        .unwrap()
+                        .status,
+                    200
+                );
+            }
+            assert_eq!(replay.runs(), run);
+        }
+        assert!(replay.unused().is_empty());
+        // A write repeated within a run is still a miss, not the recorded 201 again.
+        let placed = order("ext-run-b", "Ada").to_string();
+        let error = replay
+            .answer(&request("POST", ORDERS, &none, placed.as_bytes()))
+            .unwrap_err();
+        assert!(error.to_string().contains("in run 3"), "{error}");
+        assert_eq!(replay.runs(), 3);
+    }
+
+    #[test]
+    fn with_runs_a_first_write_starts_a_run_only_after_the_recording_played_through() {
+        let recording = Recording::new(RecordOptions::default());
+        let none = http::HeaderMap::new();
+        let placed = order("ext-recorded-1", "Ada").to_string();
+        let one = format!("{ORDERS}/ord_1");
+        recording.record(
+            &request("POST", ORDERS, &none, placed.as_bytes()),
+            &answer(201, &json!({"id": "ord_1"})),
+        );
+        recording.record(
+            &request("GET", &one, &none, b""),
+            &answer(200, &json!({"id": "ord_1"})),
+        );
+        let replay = Replay::new(recording.cassette()).with_runs();
+        let post = || replay.answer(&request("POST", ORDERS, &none, placed.as_bytes()));
+        assert_eq!(post().unwrap().status, 201);
+        // Repeated before the run played through: a miss.
+        assert!(post().is_err());
+        assert_eq!(
+            replay
+                .answer(&request("GET", &one, &none, b""))
+                .unwrap()
+                .status,
+            200
+        );
+        // Played through: the same write starts run 2.
+        assert_eq!(post().unwrap().status, 201);
+        assert_eq!(replay.runs(), 2);
+        assert!(post().is_err());
+    }
+
+    #[test]
+    fn without_runs_a_replay_is_one_run() {
+        let replay = Replay::new(suite_cassette());
+        let none = http::HeaderMap::new();
+        let status = "/store-api/2026-08/stores/store_alpha/status";
+        assert!(replay.answer(&request("GET", status, &none, b"")).is_ok());
+        assert!(replay.answer(&request("GET", status, &none, b"")).is_err());
+    }
+
+    #[test]
+    fn a_request_line_shows_neither_the_key_nor_customer_data() {
+        let mut key = http::HeaderMap::new();
+        key.insert("x-api-key", "csk_live_secret_key_9".parse().unwrap());
+        let line = request_line(&request(
+            "get",
+            "/store-api/2026-08/stores/store_alpha/orders?filter[email]=ada%40example.org&k=csk%5Flive%5Fsecret%5Fkey%5F9&limit=2",
+            &key,
+            b"",
+        ));
+        assert!(
+            !line.contains("ada@example.org") && !line.contains("secret"),
+            "{line}"
+        );
+        assert!(
+            line.starts_with("GET /store-api/2026-08/stores/store_alpha/orders?filter[email]="),
+            "{line}"
+        );
+        assert!(line.ends_with("&k=<api-key>&limit=2"), "{line}");
     }
 
     #[test]

@@ -640,7 +640,7 @@ struct Server {
 
 impl Server {
     /// Starts `store-api ARGS`, its stderr to a file in `work`, and waits for its ready line (on
-    /// stdout, starting with `ready`; the origin follows the last space).
+    /// stdout, starting with `ready`; the origin, or the base URL, follows the last space).
     fn start(
         name: &'static str,
         args: &[&str],
@@ -691,9 +691,12 @@ impl Server {
         if !line.starts_with(ready) {
             return Err(format!("{name}: unexpected ready line {line:?}").into());
         }
+        // The proxy's line ends with its base URL (the version prefix included), the emulator's
+        // with its origin.
         server.origin = line
             .rsplit(' ')
             .next()
+            .map(|url| url.strip_suffix(PREFIX).unwrap_or(url))
             .filter(|origin| origin.starts_with("http://127.0.0.1:"))
             .ok_or_else(|| format!("{name}: no origin in {line:?}"))?
             .to_owned();

@@ -93,9 +93,19 @@ pub enum Command {
     /// environment, a profile, or --emulator) and writes each exchange to `DIR/NAME.json` as it
     /// happens; `--replay DIR` answers from those cassettes with no network. NAME comes from the
     /// request header `X-Store-Api-Cassette` (default `proxy`; never forwarded); a cassette recorded
-    /// again starts over. Prints one line on stdout when ready (`... listening on
-    /// http://127.0.0.1:PORT`); Ctrl-C or SIGTERM writes the cassettes and exits 0. One recording
-    /// proxy per DIR: a second one exits 4 (DIR/.store-api-proxy.lock is held).
+    /// again starts over. Prints one line on stdout when ready, ending with the base URL to give the
+    /// code under test (`... listening on http://127.0.0.1:PORT/store-api/2026-08`); then one line
+    /// per exchange on stderr (`recorded|replayed|missed STATUS METHOD PATH (CASSETTE)`, the path as
+    /// the cassette keeps it: no key, no customer data); Ctrl-C or SIGTERM writes the cassettes,
+    /// prints the counts per cassette on stderr and exits 0. One recording proxy per DIR: a second
+    /// one exits 4 (DIR/.store-api-proxy.lock is held).
+    ///
+    /// A replay serves any number of runs of a suite without a restart. Reads may repeat. Within a
+    /// run, writes are answered once each, in the recorded order: the same write twice is a miss
+    /// unless it was recorded twice. A cassette's run starts over when its first recorded request
+    /// comes again and the run in progress cannot answer it: a read, once the run has answered a
+    /// write; a write, once the run has answered every recorded exchange. So a suite that starts
+    /// as it was recorded runs again as is; stderr says `cassette NAME: run N begins`.
     ///
     /// Transparent: no retries, no rate limiting, no validation of its own; answers (a 3xx included,
     /// never followed) pass back as received. The caller's X-API-Key goes to the service but never
@@ -121,14 +131,22 @@ pub struct DoctorArgs {
     /// The most requests to send (every one a GET); probes beyond it are reported as not checked.
     #[arg(long, default_value_t = store_api_conformance::DEFAULT_MAX_REQUESTS)]
     pub max_requests: u32,
-    /// Check recorded traffic instead of probing: every *.json cassette in DIR, or one cassette FILE.
-    /// Judges per statement and assumption held, differs (with the exchange that shows it) or not checked,
-    /// including what a probe cannot see (order creation, null fields, empty ids, body size), and every
-    /// recorded answer against the answers the spec declares (statuses, fields, types, closed enums,
-    /// headers); nothing is sent. Exits with 1 when something differs. With --json: one file's
-    /// {report, conformance}, or for a folder a list of {file, report, conformance}.
+    /// Check recorded traffic instead of probing: every *.json cassette in DIR and every insta
+    /// snapshot (*.snap) in it whose body is a cassette (others are skipped, named on stderr), or one
+    /// cassette FILE (a .snap too). Judges per statement and assumption held, differs (with the
+    /// exchange that shows it) or not checked, including what a probe cannot see (order creation, null
+    /// fields, empty ids, body size), and every recorded answer against the answers the spec declares
+    /// (statuses, fields, types, closed enums, headers); nothing is sent. Prints a summary per
+    /// cassette: the counts, what differs in full, the ids of the facts held (--full: every fact,
+    /// with what shows it or why it was not checked). Exits with 1 when something differs. With
+    /// --json (always whole): one file's {report, conformance}, or for a folder a list of {file,
+    /// report, conformance}.
     #[arg(long, value_name = "DIR|FILE")]
     pub cassette: Option<std::path::PathBuf>,
+    /// With --cassette: print every statement and assumption with its verdict and what shows it, and
+    /// the notes on the recorded answers, instead of the summary.
+    #[arg(long, requires = "cassette")]
+    pub full: bool,
     /// With --cassette: after the check, send each cassette's requests again, in order, to the
     /// session's service (--base-url, the environment, a profile, or --emulator) with no retries, and
     /// compare each answer with the recorded one in what the spec fixes (status, headers and their
@@ -294,53 +312,32 @@ pub enum ArtworksCommand {
 /// `orders` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum OrdersCommand {
-    /// Validate an order file locally, then create it with a single request.
+    /// Place an order exactly once: a rerun of the same command never bills a second order.
     ///
-    /// The pre-flight check runs every rule of the service first and prints each problem with its
-    /// field path; nothing is sent when it finds one. Without an externalOrderId in the file a retry
-    /// could bill twice: prefer `orders submit`.
-    Create {
-        /// The create-order request as JSON (lineItems, shippingAddress, optional externalOrderId); `-`
-        /// reads standard input.
-        #[arg(long, value_name = "FILE")]
-        file: PathBuf,
-        /// Only run the pre-flight check; send nothing.
-        #[arg(long, conflicts_with = "no_preflight")]
-        dry_run: bool,
-        /// Skip the local pre-flight check (and the first read of the store it needs): the service
-        /// validates the order and refuses a bad one with its 400, nothing billed.
-        #[arg(long)]
-        no_preflight: bool,
-    },
-    /// Place an order exactly once: validate, then send and retry with the same externalOrderId.
+    /// The order is sent under its externalOrderId and retried with that same id. A file without one
+    /// gets a new one, written into the file before anything is sent, so running the same command
+    /// again (a script retrying after a timeout) answers with the existing order. Pass --no-write for
+    /// a file that must not be rewritten (read-only, generated, under version control): the generated
+    /// id is then kept for this run's retries only and printed on stderr with the command that
+    /// retries with it (`--external-id ID`); a rerun without that id could bill a second order. An
+    /// order on standard input (`--file -`) needs an externalOrderId, --external-id or --no-write.
     ///
-    /// A file without externalOrderId (and no --external-id) gets a new one, written into the file
-    /// before anything is sent: running the same command again (a script retrying after a timeout)
-    /// sends the same id and answers with the existing order instead of billing a second one. If the
-    /// file cannot be written, nothing is sent. An externalOrderId already used by a different order is
-    /// an error that names the differences; nothing new is billed.
+    /// The pre-flight check comes first: every problem with its field path, and nothing sent or
+    /// written when there is one (--dry-run runs the check alone). If the file cannot be written,
+    /// nothing is sent. An externalOrderId already used by a different order is an error that names
+    /// the differences; nothing new is billed.
     ///
-    /// A run holds a lock on the file (`.FILE.lock` beside it) from its read to the end of its
-    /// submission: a second run of the same file waits for it, then reads the id the first one wrote
-    /// and answers with that order. The rewritten file keeps its mode (and owner where allowed); a
-    /// symbolic link stays a link and its target gets the id.
-    Submit {
-        /// The create-order request as JSON; `-` reads standard input (the order then needs an
-        /// externalOrderId: there is no file to write a generated one into).
-        #[arg(long, value_name = "FILE")]
-        file: PathBuf,
-        /// Use this externalOrderId (your own order number) instead of the file's.
-        #[arg(long)]
-        external_id: Option<String>,
-        /// How long to wait for another run that holds the file's lock before giving up with nothing
-        /// sent (exit code 4). The default outlasts one submission (its retries take up to 5 minutes).
-        #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_LOCK_TIMEOUT_SECONDS)]
-        lock_timeout: u64,
-        /// Skip the local pre-flight check (and the first read of the store it needs): the service
-        /// validates the order and refuses a bad one with its 400, nothing billed.
-        #[arg(long)]
-        no_preflight: bool,
-    },
+    /// A run that writes the file holds a lock on it (`.FILE.lock` beside it) from its read to the end
+    /// of its submission: a second run of the same file waits for it, then reads the id the first one
+    /// wrote and answers with that order. The rewritten file keeps its mode (and owner where allowed);
+    /// a symbolic link stays a link and its target gets the id.
+    Submit(SubmitArgs),
+    /// Deprecated (removed in 0.4.0): runs `orders submit --no-write` with the same flags.
+    ///
+    /// Prints a note saying so on stderr. Under --json it still prints the order alone, as it did;
+    /// `orders submit` prints the submission (`.order` is the order).
+    #[command(hide = true)]
+    Create(CreateArgs),
     /// List orders, newest first (GET /orders).
     List(OrdersListArgs),
     /// Show one order with its line items, costs and tracking.
@@ -356,9 +353,65 @@ pub enum OrdersCommand {
     },
     /// Poll an order and show its way up the fulfillment ladder until fulfilled or canceled.
     Watch(WatchArgs),
-    /// Print the JSON Schema of a create-order request (the file of `orders create|submit`), for an
+    /// Print the JSON Schema of a create-order request (the file of `orders submit`), for an
     /// editor to check and complete order files as they are typed. Needs no credentials.
     Schema,
+}
+
+/// Options of `orders submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The create-order request as JSON (lineItems, shippingAddress, optional externalOrderId); `-`
+    /// reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Use this externalOrderId (your own order number) instead of the file's; the file is then
+    /// never written.
+    #[arg(long)]
+    pub external_id: Option<String>,
+    /// Only run the pre-flight check: send nothing, write nothing.
+    #[arg(long, conflicts_with = "no_preflight")]
+    pub dry_run: bool,
+    /// Never write into the file: an id generated for a file without one is kept for this run's
+    /// retries only and printed on stderr with the command that retries with it.
+    #[arg(long)]
+    pub no_write: bool,
+    /// How long to wait for another run that holds the file's lock before giving up with nothing
+    /// sent (exit code 4). The default outlasts one submission (its retries take up to 5 minutes).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_LOCK_TIMEOUT_SECONDS)]
+    pub lock_timeout: u64,
+    /// Skip the local pre-flight check (and the first read of the store it needs): the service
+    /// validates the order and refuses a bad one with its 400, nothing billed.
+    #[arg(long)]
+    pub no_preflight: bool,
+}
+
+/// Options of the deprecated `orders create`: the flags it had, all of which `orders submit` takes.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The create-order request as JSON; `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Only run the pre-flight check; send nothing.
+    #[arg(long, conflicts_with = "no_preflight")]
+    pub dry_run: bool,
+    /// Skip the local pre-flight check.
+    #[arg(long)]
+    pub no_preflight: bool,
+}
+
+impl From<CreateArgs> for SubmitArgs {
+    /// `orders submit --no-write` with the deprecated command's flags.
+    fn from(create: CreateArgs) -> SubmitArgs {
+        SubmitArgs {
+            file: create.file,
+            external_id: None,
+            dry_run: create.dry_run,
+            no_write: true,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT_SECONDS,
+            no_preflight: create.no_preflight,
+        }
+    }
 }
 
 /// Filters of `orders list`.

@@ -2,7 +2,8 @@
 //! 127.0.0.1 and shows what went on the wire, then decodes an order that carries enum values this SDK
 //! does not know.
 //!
-//! Run: `cargo run -p store-api-raw --example quickstart`
+//! Run: `cargo run -p store-api-raw --example quickstart`; `cargo test -p store-api-raw --example
+//! quickstart` runs the same function and checks what it printed.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +13,33 @@ use store_api_raw::open::OrderStatus;
 use store_api_raw::requests::{self, ListOrdersQuery};
 use store_api_raw::{ApiKey, auth, types};
 
+/// What the quickstart shows: the request line the server saw, the page it decoded, and an order with
+/// a status this SDK does not know.
+#[derive(Debug)]
+struct Shown {
+    request_line: String,
+    page: types::OrderList,
+    order: types::Order,
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let shown = quickstart().await?;
+    println!("request on the wire:  {}", shown.request_line);
+    println!(
+        "orders in the page:   {}",
+        shown.page.total_items.unwrap_or(0)
+    );
+    let known = matches!(shown.order.status, Some(OrderStatus::Unknown(_)));
+    println!(
+        "unknown status kept:  {:?} (unknown: {known}) -> {}",
+        shown.order.status,
+        serde_json::to_string(&shown.order)?
+    );
+    Ok(())
+}
+
+async fn quickstart() -> Result<Shown, Box<dyn std::error::Error>> {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let app = Router::new()
         .fallback(
@@ -46,15 +72,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .json()
         .await?;
     let request_line = seen.lock().map(|s| s.join("\n")).unwrap_or_default();
-    println!("request on the wire:  {request_line}");
-    println!("orders in the page:   {}", page.total_items.unwrap_or(0));
-
     let order: types::Order = serde_json::from_str(r#"{"id":"ord_1","status":"awaiting_review"}"#)?;
-    let known = matches!(order.status, Some(OrderStatus::Unknown(_)));
-    println!(
-        "unknown status kept:  {:?} (unknown: {known}) -> {}",
-        order.status,
-        serde_json::to_string(&order)?
-    );
-    Ok(())
+    Ok(Shown {
+        request_line,
+        page,
+        order,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn builds_sends_and_decodes() {
+        let shown = quickstart().await.unwrap();
+        assert_eq!(
+            shown.request_line,
+            "GET /store-api/2026-08/stores/store_alpha/orders?filter[status]=pending,on_hold&sort[createdAt]=asc"
+        );
+        assert_eq!(shown.page.total_items, Some(0));
+        assert_eq!(
+            shown.order.status,
+            Some(OrderStatus::Unknown("awaiting_review".into()))
+        );
+        // Written back as it came.
+        let json = serde_json::to_value(&shown.order).unwrap();
+        assert_eq!(json["status"], "awaiting_review");
+    }
 }

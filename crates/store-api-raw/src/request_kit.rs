@@ -7,7 +7,7 @@ use std::fmt;
 
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
-use crate::contract::{Bounds, Operation, OutOfBounds};
+use crate::contract::{Bounds, HttpMethod, Operation, OutOfBounds};
 
 /// A request of the API, built and not yet sent: no key yet (whoever sends it adds `X-API-Key`,
 /// for example with [`set_api_key`](crate::auth::set_api_key) on [`headers`](Self::headers)). Its parts
@@ -18,6 +18,9 @@ use crate::contract::{Bounds, Operation, OutOfBounds};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Request {
+    /// The operation of the spec it reaches: known where it is built, so whoever sends it (the
+    /// client's spans, metrics and hooks) never matches the URL against the spec's routes again.
+    pub operation: &'static Operation,
     /// The HTTP method.
     pub method: http::Method,
     /// The whole URL: the base URL, the route and the query.
@@ -286,10 +289,10 @@ impl QueryString {
     }
 }
 
-/// The request: `method` to `url` with `query` (when not empty), `Accept: application/json`, and
-/// `body` as JSON.
+/// The request of `operation` (its method) to `url` with `query` (when not empty),
+/// `Accept: application/json`, and `body` as JSON.
 pub(crate) fn request<B: serde::Serialize + ?Sized>(
-    method: http::Method,
+    operation: &'static Operation,
     mut url: url::Url,
     query: &str,
     body: Option<&B>,
@@ -308,11 +311,26 @@ pub(crate) fn request<B: serde::Serialize + ?Sized>(
         None => Vec::new(),
     };
     Ok(Request {
-        method,
+        operation,
+        method: http_method(operation.method),
         url,
         headers,
         body,
     })
+}
+
+/// The `http` crate's method of an operation's.
+fn http_method(method: HttpMethod) -> http::Method {
+    match method {
+        HttpMethod::Get => http::Method::GET,
+        HttpMethod::Put => http::Method::PUT,
+        HttpMethod::Post => http::Method::POST,
+        HttpMethod::Delete => http::Method::DELETE,
+        HttpMethod::Options => http::Method::OPTIONS,
+        HttpMethod::Head => http::Method::HEAD,
+        HttpMethod::Patch => http::Method::PATCH,
+        HttpMethod::Trace => http::Method::TRACE,
+    }
 }
 
 #[cfg(test)]

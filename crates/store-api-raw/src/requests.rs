@@ -37,7 +37,7 @@ pub fn get_status(base_url: &str, store_id: &str) -> Result<Request, BuildError>
             Segment::Literal("status"),
         ],
     )?;
-    request(http::Method::GET, url, "", None::<&()>)
+    request(&crate::contract::GET_STATUS, url, "", None::<&()>)
 }
 
 /// The query of [`list_catalog_products`] (`listCatalogProducts`, `GET /stores/{storeId}/catalog-products`). Every parameter is optional:
@@ -183,7 +183,7 @@ pub fn list_catalog_products(
         ],
     )?;
     request(
-        http::Method::GET,
+        &crate::contract::LIST_CATALOG_PRODUCTS,
         url,
         &query.to_query_string()?,
         None::<&()>,
@@ -230,7 +230,7 @@ pub fn get_catalog_product(
             Segment::Param("catalogProductId", catalog_product_id),
         ],
     )?;
-    request(http::Method::GET, url, "", None::<&()>)
+    request(&crate::contract::GET_CATALOG_PRODUCT, url, "", None::<&()>)
 }
 
 impl GetById for crate::types::CatalogProduct {
@@ -373,7 +373,7 @@ pub fn list_products(
         ],
     )?;
     request(
-        http::Method::GET,
+        &crate::contract::LIST_PRODUCTS,
         url,
         &query.to_query_string()?,
         None::<&()>,
@@ -420,7 +420,7 @@ pub fn get_product(
             Segment::Param("productId", product_id),
         ],
     )?;
-    request(http::Method::GET, url, "", None::<&()>)
+    request(&crate::contract::GET_PRODUCT, url, "", None::<&()>)
 }
 
 impl GetById for crate::types::Product {
@@ -536,7 +536,7 @@ pub fn list_artworks(
         ],
     )?;
     request(
-        http::Method::GET,
+        &crate::contract::LIST_ARTWORKS,
         url,
         &query.to_query_string()?,
         None::<&()>,
@@ -582,7 +582,7 @@ pub fn create_artwork(
             Segment::Literal("artworks"),
         ],
     )?;
-    request(http::Method::POST, url, "", Some(body))
+    request(&crate::contract::CREATE_ARTWORK, url, "", Some(body))
 }
 
 /// `GET /stores/{storeId}/artworks/{artworkId}` (`getArtwork`): Get one artwork. Answered with a [`Artwork`](crate::types::Artwork).
@@ -602,7 +602,7 @@ pub fn get_artwork(
             Segment::Param("artworkId", artwork_id),
         ],
     )?;
-    request(http::Method::GET, url, "", None::<&()>)
+    request(&crate::contract::GET_ARTWORK, url, "", None::<&()>)
 }
 
 impl GetById for crate::types::Artwork {
@@ -780,7 +780,7 @@ pub fn list_orders(
         ],
     )?;
     request(
-        http::Method::GET,
+        &crate::contract::LIST_ORDERS,
         url,
         &query.to_query_string()?,
         None::<&()>,
@@ -826,7 +826,7 @@ pub fn create_order(
             Segment::Literal("orders"),
         ],
     )?;
-    request(http::Method::POST, url, "", Some(body))
+    request(&crate::contract::CREATE_ORDER, url, "", Some(body))
 }
 
 /// `GET /stores/{storeId}/orders/{orderId}` (`getOrder`): Get one order. Answered with a [`Order`](crate::types::Order).
@@ -842,7 +842,7 @@ pub fn get_order(base_url: &str, store_id: &str, order_id: &str) -> Result<Reque
             Segment::Param("orderId", order_id),
         ],
     )?;
-    request(http::Method::GET, url, "", None::<&()>)
+    request(&crate::contract::GET_ORDER, url, "", None::<&()>)
 }
 
 impl GetById for crate::types::Order {

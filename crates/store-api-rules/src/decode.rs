@@ -2,7 +2,7 @@
 //! field, a wrong type, an empty `lastName`, a quantity of 0) into the service's field-path messages.
 //!
 //! The one implementation behind the emulator's request bodies (`store-api-fixtures`, answering as the
-//! service) and the CLI's order files (`store-api orders create|submit --file`). They read a body
+//! service) and the CLI's order files (`store-api orders submit --file`). They read a body
 //! differently, on purpose, and say which with [`Reading`]:
 //!
 //! - [`Reading::Service`] reads as the service does: the spec's rules for the body's schema (the

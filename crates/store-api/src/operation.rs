@@ -9,25 +9,25 @@ use store_api_raw::requests::{BuildError, Request};
 use crate::error::{self, Error, Result};
 use crate::handle::Client;
 use crate::response::ApiResponse;
-use crate::transport::{KeyChoice, Retries};
+use crate::transport::{KeyChoice, Outgoing, Retries};
 
 /// The request a generated builder made, as the transport sends it (its parts moved, nothing parsed
 /// again), or the argument it refused (named; nothing was sent).
-pub(crate) fn built(request: std::result::Result<Request, BuildError>) -> Result<reqwest::Request> {
+pub(crate) fn built(request: std::result::Result<Request, BuildError>) -> Result<Outgoing> {
     let request = request.map_err(|e| Error::invalid_argument_from(e.to_string(), e))?;
     let mut sent = reqwest::Request::new(request.method, request.url);
     *sent.headers_mut() = request.headers;
     if !request.body.is_empty() {
         *sent.body_mut() = Some(request.body.into());
     }
-    Ok(sent)
+    Ok(Outgoing {
+        request: sent,
+        operation: Some(request.operation),
+    })
 }
 
 /// Sends a typed operation's request with the client's retries for reads and decodes its answer.
-pub(crate) async fn send<T: DeserializeOwned>(
-    client: &Client,
-    request: reqwest::Request,
-) -> Result<T> {
+pub(crate) async fn send<T: DeserializeOwned>(client: &Client, request: Outgoing) -> Result<T> {
     let answer = client
         .inner
         .transport

@@ -8,7 +8,7 @@ use store_api_raw::contract::{OPERATIONS, VERSION_PREFIX};
 use crate::error::{Error, Result};
 use crate::handle::Client;
 use crate::response::ApiResponse;
-use crate::transport::{KeyChoice, Retries};
+use crate::transport::{KeyChoice, Outgoing, Retries};
 
 impl Client {
     /// Any request to the service, for what the typed methods do not cover (an endpoint newer than
@@ -136,7 +136,7 @@ impl ApiRequest<'_> {
         self.client
             .inner
             .transport
-            .send(request, &self.key, self.retries)
+            .send(Outgoing::matched(request), &self.key, self.retries)
             .await
     }
 }

@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::HeaderMap;
+use std::pin::pin;
 use store_api_raw::auth::{API_KEY_HEADER, set_api_key};
 use store_api_raw::contract::Operation;
 use store_api_raw::{ApiKey, KeyHandle};
 use tokio::time::Instant;
-use tracing::Instrument;
 
 use crate::error::{self, Error, Result};
 use crate::hook::{RequestHook, TryInfo, TryOutcome};
@@ -94,6 +94,25 @@ impl Reply {
     }
 }
 
+/// A request on its way to the transport, with the operation of the spec it reaches (what hooks,
+/// spans and metrics name it by).
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    /// The request, without a key.
+    pub(crate) request: reqwest::Request,
+    /// Its operation: given by the generated builder that made it, matched for the escape hatch's.
+    pub(crate) operation: Option<&'static Operation>,
+}
+
+impl Outgoing {
+    /// A request built by hand (the escape hatch): its operation is found by matching its method and
+    /// path against the spec's routes.
+    pub(crate) fn matched(request: reqwest::Request) -> Outgoing {
+        let operation = operation_of(request.method(), request.url());
+        Outgoing { request, operation }
+    }
+}
+
 /// What the tries of one call add up to, for its operation span and the metrics.
 #[derive(Debug, Default)]
 struct CallRecord {
@@ -111,17 +130,17 @@ impl ClientTransport {
     /// operation span (`store_api.operation`) whose children are the tries' spans.
     pub(crate) async fn send(
         &self,
-        request: reqwest::Request,
+        outgoing: Outgoing,
         key: &KeyChoice,
         retries: Retries,
     ) -> Result<ApiResponse> {
-        let operation = operation_of(request.method(), request.url());
+        let Outgoing { request, operation } = outgoing;
         let span = operation_span(operation);
         let mut record = CallRecord::default();
-        let result = self
-            .send_tries(request, key, retries, operation, &mut record)
-            .instrument(span.clone())
-            .await;
+        let result = {
+            let tries = pin!(self.send_tries(request, key, retries, operation, &mut record));
+            telemetry::in_span(&span, tries).await
+        };
         end_operation(&span, &record);
         result
     }
@@ -204,12 +223,12 @@ impl ClientTransport {
     /// its status.
     pub(crate) async fn send_once(
         &self,
-        request: reqwest::Request,
+        outgoing: Outgoing,
         key: &KeyChoice,
         attempt: u32,
         waited: &mut Duration,
     ) -> (Result<Reply>, Outcome) {
-        let operation = operation_of(request.method(), request.url());
+        let Outgoing { request, operation } = outgoing;
         let mut record = CallRecord::default();
         let sent = self
             .try_once(request, key, attempt, operation, &mut record)
@@ -261,9 +280,7 @@ impl ClientTransport {
             path_template: operation.map_or("unknown", |op| op.path),
             number: attempt,
         };
-        let wait_started = Instant::now();
-        self.limiter.acquire().await;
-        let waited = wait_started.elapsed();
+        let waited = telemetry::waited_on(self.limiter.acquire()).await;
         record.waited += waited;
         #[cfg(feature = "otel-metrics")]
         if waited >= LIMITER_WAIT_FLOOR {
@@ -323,16 +340,16 @@ impl ClientTransport {
         let method = request.method().clone();
         let sent = Instant::now();
         let mut heard = None;
-        let (result, outcome) = self
-            .exchange(
+        let (result, outcome) = {
+            let exchange = pin!(self.exchange(
                 request,
                 &info,
                 deadline,
                 sent,
                 listening.then_some(&mut heard),
-            )
-            .instrument(span.clone())
-            .await;
+            ));
+            telemetry::in_span(&span, exchange).await
+        };
         let error_type = match (&outcome, &result) {
             (Outcome::Status(status, _), _) if *status >= 400 => {
                 Some(telemetry::status_text(*status))

@@ -1,7 +1,8 @@
 //! `doctor`: the spec's statements and assumptions checked against the service, read-only
 //! (`store_api_conformance::probe`), or against recorded traffic (`--cassette`,
 //! `store_api_conformance::recordings`), and the service held to the recordings (`--compare`,
-//! `store_api_cassette::compare_refused`).
+//! `store_api_cassette::compare_refused`). A folder's insta snapshots (`*.snap`) are read as
+//! cassettes too; a cassette's report is a summary unless `--full`.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,8 @@ use crate::cli::DoctorArgs;
 use crate::error::CliError;
 use crate::output::Output;
 use crate::session::Session;
+
+mod summary;
 
 /// A key of the right shape that no store has: a recorded 401 is sent again with it (the
 /// recording's key is not kept, but it was refused).
@@ -53,7 +56,7 @@ pub fn recordings(args: &DoctorArgs, out: Output) -> Result<(), CliError> {
         return Ok(());
     };
     let checked = load(path)?;
-    print(path, &checked, out)
+    print(path, &checked, args.full, out)
 }
 
 /// `doctor --cassette --compare`: the check, then each cassette's requests sent again to the
@@ -75,14 +78,23 @@ pub async fn compared(args: &DoctorArgs, session: &Session, out: Output) -> Resu
     for one in &mut checked {
         one.comparison = Some(compare_refused(&one.cassette, &client, &refused).await);
     }
-    print(path, &checked, out)
+    print(path, &checked, args.full, out)
 }
 
 /// The cassettes at `path`, each checked.
 fn load(path: &Path) -> Result<Vec<Checked>, CliError> {
     let mut checked = Vec::new();
+    let mut skipped = Vec::new();
     for file in cassettes(path)? {
-        let cassette = Cassette::load(&file).map_err(|e| CliError::Usage(e.to_string()))?;
+        let cassette = match Cassette::load(&file) {
+            Ok(cassette) => cassette,
+            // A folder of insta snapshots holds other tests' snapshots too: those are no cassettes.
+            Err(_) if path.is_dir() && is_snapshot(&file) => {
+                skipped.push(file.display().to_string());
+                continue;
+            }
+            Err(e) => return Err(CliError::Usage(e.to_string())),
+        };
         checked.push(Checked {
             file: file.display().to_string(),
             report: store_api_conformance::recordings(&cassette),
@@ -91,11 +103,31 @@ fn load(path: &Path) -> Result<Vec<Checked>, CliError> {
             cassette,
         });
     }
+    if !skipped.is_empty() {
+        eprintln!(
+            "note: {} snapshot(s) hold no cassette, skipped: {}",
+            skipped.len(),
+            skipped.join(", ")
+        );
+    }
+    if checked.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--cassette {}: no cassette in this folder (its *.json files and the insta snapshots              (*.snap) whose body is a cassette are read)",
+            path.display()
+        )));
+    }
     Ok(checked)
 }
 
+/// Whether `file` is an insta snapshot (`*.snap`): a cassette kept by `insta::assert_snapshot!`, or
+/// another test's snapshot.
+fn is_snapshot(file: &Path) -> bool {
+    file.extension().is_some_and(|ext| ext == "snap")
+}
+
 /// Prints the reports (and comparisons); the error names what differs.
-fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> {
+/// Each cassette's report is [`summary::summary`] unless `full`.
+fn print(path: &Path, checked: &[Checked], full: bool, out: Output) -> Result<(), CliError> {
     let mut differing: Vec<&str> = Vec::new();
     for one in checked {
         for finding in one.report.differing() {
@@ -124,12 +156,16 @@ fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> 
         if index > 0 {
             out.line("");
         }
-        out.line(format!("{}:\n{}", one.file, one.report));
-        out.line(format!(
-            "\n{}, answers against the spec: {}",
-            one.file,
-            one.conformance.to_string().trim_end()
-        ));
+        if full {
+            out.line(format!("{}:\n{}", one.file, one.report));
+            out.line(format!(
+                "\n{}, answers against the spec: {}",
+                one.file,
+                one.conformance.to_string().trim_end()
+            ));
+        } else {
+            out.line(summary::summary(&one.file, &one.report, &one.conformance).trim_end());
+        }
         if let Some(comparison) = &one.comparison {
             out.line(format!(
                 "\n{} against the service: {}",
@@ -192,7 +228,8 @@ fn print(path: &Path, checked: &[Checked], out: Output) -> Result<(), CliError> 
     }
 }
 
-/// The cassettes at `path`: the file itself, or every `*.json` file of the folder, by name.
+/// The cassettes at `path`: the file itself (a `.snap` too: [`Cassette::load`] skips insta's
+/// header), or every `*.json` and `*.snap` file of the folder, by name.
 fn cassettes(path: &Path) -> Result<Vec<PathBuf>, CliError> {
     if !path.is_dir() {
         return Ok(vec![path.to_owned()]);
@@ -202,12 +239,17 @@ fn cassettes(path: &Path) -> Result<Vec<PathBuf>, CliError> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|file| file.is_file() && file.extension().is_some_and(|ext| ext == "json"))
+        .filter(|file| {
+            file.is_file()
+                && file
+                    .extension()
+                    .is_some_and(|ext| ext == "json" || ext == "snap")
+        })
         .collect();
     files.sort();
     if files.is_empty() {
         return Err(CliError::Usage(format!(
-            "--cassette {}: no *.json cassette in this folder",
+            "--cassette {}: no *.json cassette or *.snap snapshot in this folder",
             path.display()
         )));
     }

@@ -13,8 +13,10 @@ mod orders;
 mod placement;
 mod products;
 mod proxy;
+mod retry_command;
 mod schema;
 mod status;
+mod submit;
 mod watch;
 mod webhooks;
 

@@ -1,20 +1,10 @@
-//! `orders create|submit|list|get|find|watch`.
+//! `orders submit|list|get|find|watch|schema`, and the deprecated `orders create`.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-use serde::Serialize;
 use store_api::model::{FulfillmentStatus, Order, OrderStatus, PaymentStatus};
-use store_api::{
-    AttemptResult, Client, IdentifiedOrder, ListOrdersQuery, NewOrder, SubmitOptions, Submitted,
-    new_external_order_id,
-};
+use store_api::{Client, ListOrdersQuery};
 
 use super::listing::{Listed, Paged as _, every_page};
-use super::order_file::{
-    LockError, OrderFileLock, external_id_keys, parse_order, read_order, refuse_hard_links,
-    rewrite_order_file, with_external_id,
-};
+use super::submit::{self, Caller};
 use super::watch;
 use crate::cli::{OrdersCommand, OrdersListArgs};
 use crate::error::CliError;
@@ -22,30 +12,17 @@ use crate::output::Output;
 use crate::render;
 use crate::session::Session;
 
+/// The one line the deprecated `orders create` prints on stderr before it runs.
+const DEPRECATED_CREATE: &str = "note: `orders create` is deprecated and goes in 0.4.0: it runs `orders submit --no-write` (use that, or `orders submit` alone to keep a generated externalOrderId in the file)";
+
 /// Runs an `orders` subcommand.
 pub async fn run(command: OrdersCommand, session: &Session, out: Output) -> Result<(), CliError> {
     let client = &session.client;
     match command {
-        OrdersCommand::Create {
-            file,
-            dry_run,
-            no_preflight,
-        } => create(session, &file, dry_run, !no_preflight, out).await,
-        OrdersCommand::Submit {
-            file,
-            external_id,
-            lock_timeout,
-            no_preflight,
-        } => {
-            submit(
-                session,
-                &file,
-                external_id,
-                Duration::from_secs(lock_timeout),
-                !no_preflight,
-                out,
-            )
-            .await
+        OrdersCommand::Submit(args) => submit::run(session, args, Caller::Submit, out).await,
+        OrdersCommand::Create(args) => {
+            eprintln!("{DEPRECATED_CREATE}");
+            submit::run(session, args.into(), Caller::DeprecatedCreate, out).await
         }
         OrdersCommand::List(args) => list(client, args, out).await,
         OrdersCommand::Get { id } => {
@@ -76,261 +53,6 @@ fn show(order: &Order, out: Output) -> Result<(), CliError> {
     Ok(())
 }
 
-async fn create(
-    session: &Session,
-    file: &Path,
-    dry_run: bool,
-    preflight: bool,
-    out: Output,
-) -> Result<(), CliError> {
-    let client = &session.client;
-    let order = read_order(file)?;
-    if preflight {
-        session
-            .with_store_copy(out, client.orders().preflight(&order))
-            .await?;
-    }
-    if dry_run {
-        out.json(&serde_json::json!({ "valid": true }))?;
-        out.line("pre-flight check passed: the request keeps every rule of the service (--dry-run, nothing sent)");
-        return Ok(());
-    }
-    if order.external_order_id.is_none() {
-        eprintln!(
-            "note: {} has no externalOrderId, so retrying this request could create a second order; `orders submit` adds one",
-            file.display()
-        );
-    }
-    let created = client.orders().create(&order).await?;
-    out.line(format!(
-        "created order {} ({})",
-        created.id,
-        created.name.as_deref().unwrap_or("-")
-    ));
-    show(&created, out)
-}
-
-/// The JSON of a submission: how it ended, around the order in the API's shape.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SubmitResult<'a> {
-    outcome: &'static str,
-    external_order_id: &'a str,
-    attempts: usize,
-    /// True when this run created the order, or one of its attempts may have (its answer was lost).
-    may_have_been_created_by_this_run: bool,
-    order: &'a Order,
-}
-
-async fn submit(
-    session: &Session,
-    file: &Path,
-    external_id: Option<String>,
-    lock_timeout: Duration,
-    preflight: bool,
-    out: Output,
-) -> Result<(), CliError> {
-    let client = &session.client;
-    // Held to the end of this function: from the read of the file to the end of the submission.
-    let (_lock, target) = if external_id.is_none() && !crate::input::is_stdin(file) {
-        lock_order_file(file, lock_timeout).await?
-    } else {
-        // The file is never written: nothing for two runs to disagree on.
-        (None, None)
-    };
-    let mut order = read_order(file)?;
-    if let Some(id) = external_id {
-        order.external_order_id = Some(
-            id.parse()
-                .map_err(|e| CliError::Usage(format!("--external-id: {e}")))?,
-        );
-    }
-    let external_id = match &order.external_order_id {
-        Some(id) => id.to_string(),
-        None if crate::input::is_stdin(file) => {
-            // Nowhere to keep a generated id: a rerun would send another one and could bill twice.
-            return Err(CliError::Usage(
-                "an order read from standard input needs an externalOrderId (in the order or --external-id): there is no file to write a generated one into, so a rerun could bill twice; nothing was sent".into(),
-            ));
-        }
-        None => {
-            let Some(target) = target else {
-                // The lock could not be taken (`lock_order_file` allows that only for a file that
-                // already holds an id); the file was read under no lock and holds none now.
-                return Err(CliError::Busy(format!(
-                    "{} changed while it was read (it no longer holds an externalOrderId); nothing was sent",
-                    file.display()
-                )));
-            };
-            let id = new_external_order_id();
-            // Into the file before sending: a rerun of the same command (after a timeout, a crash)
-            // then sends the same id and cannot bill a second order.
-            order = record_external_id(file, &target, &order, &id)?;
-            eprintln!(
-                "generated externalOrderId {id} and wrote it into {} ({} had none): rerunning this command is safe",
-                file.display(),
-                file.display()
-            );
-            id
-        }
-    };
-    // The same exit code as before the type carried the rule: an unusable id is an invalid argument.
-    let order = IdentifiedOrder::try_from(order).map_err(|e| CliError::Api(e.into()))?;
-    let orders = client.orders();
-    let options = SubmitOptions::new().preflight(preflight);
-    let submitting = orders.submit_with(&order, &options);
-    let submission = if preflight {
-        session.with_store_copy(out, submitting).await?
-    } else {
-        submitting.await?
-    };
-    let attempts = submission.attempts.len();
-    let this_run = submission
-        .attempts
-        .iter()
-        .find(|attempt| attempt.result.may_have_been_processed());
-    let (outcome, headline, by_this_run) = match (&submission.submitted, this_run) {
-        (Submitted::AlreadyExisted(existing), Some(attempt)) => (
-            "alreadyExisted",
-            format!(
-                "order {} holds externalOrderId {external_id}, and this run may have placed it: its attempt {} {}; it is one order for this id, billed once",
-                existing.id,
-                attempt.number,
-                what_it_got(&attempt.result)
-            ),
-            true,
-        ),
-        (Submitted::AlreadyExisted(existing), None) => (
-            "alreadyExisted",
-            format!(
-                "order {} already existed for externalOrderId {external_id} (409): nothing new was billed",
-                existing.id
-            ),
-            false,
-        ),
-        (other, _) => (
-            "created",
-            format!(
-                "created order {} ({}) for externalOrderId {external_id} in {attempts} attempt(s)",
-                other.order().id,
-                other.order().name.as_deref().unwrap_or("-")
-            ),
-            true,
-        ),
-    };
-    out.json(&SubmitResult {
-        outcome,
-        external_order_id: &external_id,
-        attempts,
-        may_have_been_created_by_this_run: by_this_run,
-        order: submission.order(),
-    })?;
-    out.line(headline);
-    let (summary, items) = render::order_detail(submission.order());
-    out.table(&summary);
-    out.table(&items);
-    Ok(())
-}
-
-/// What an attempt got, after "attempt N".
-fn what_it_got(result: &AttemptResult) -> String {
-    match result {
-        AttemptResult::Timeout => "timed out".to_owned(),
-        AttemptResult::Connection => "lost its connection before an answer came".to_owned(),
-        AttemptResult::Status(status) => format!("was answered {status}"),
-        AttemptResult::CreatedUnreadable => {
-            "was answered with a success whose body could not be read".to_owned()
-        }
-        AttemptResult::Redirected(status) => format!("was redirected ({status}, not followed)"),
-        AttemptResult::Intermediary(status) => {
-            format!("was answered {status} by something on the way, not the service")
-        }
-        other => format!("ended with {other:?}"),
-    }
-}
-
-/// Takes the lock of the order `file` (see [`OrderFileLock`]), waiting up to `timeout` for another run
-/// that holds it, and returns it with the file's target (the path with every symbolic link resolved:
-/// the file that is read, locked and rewritten). A file that cannot be locked (a read-only folder) is
-/// still submitted when it already holds an externalOrderId: it is never written then, and runs that
-/// send one id bill one order. A file that does not exist is left to the read to report.
-async fn lock_order_file(
-    file: &Path,
-    timeout: Duration,
-) -> Result<(Option<OrderFileLock>, Option<PathBuf>), CliError> {
-    let Ok(target) = std::fs::canonicalize(file) else {
-        return Ok((None, None));
-    };
-    let waiting = |lock: &Path| {
-        eprintln!(
-            "waiting for another run of `orders submit` on {} to finish (it holds {}); up to {} s (--lock-timeout)",
-            file.display(),
-            lock.display(),
-            timeout.as_secs()
-        );
-    };
-    match OrderFileLock::acquire(&target, timeout, waiting).await {
-        Ok(lock) => Ok((Some(lock), Some(target))),
-        Err(LockError::TimedOut { path }) => Err(CliError::Busy(format!(
-            "another run of `orders submit` still holds {} after {} s (--lock-timeout): nothing was sent. Run this command again once that run has finished: it then finds the externalOrderId that run wrote into {}",
-            path.display(),
-            timeout.as_secs(),
-            file.display()
-        ))),
-        Err(LockError::Unavailable { path, error }) => {
-            let holds_id = read_order(file).is_ok_and(|order| order.external_order_id.is_some());
-            if holds_id {
-                return Ok((None, None));
-            }
-            Err(CliError::Usage(format!(
-                "cannot lock {} ({}: {error}), which keeps two runs of this command from each writing a new externalOrderId into {}; nothing was sent. Add an externalOrderId to the file or pass --external-id",
-                file.display(),
-                path.display(),
-                file.display()
-            )))
-        }
-    }
-}
-
-/// Writes `"externalOrderId": id` into the JSON object in `file` (the key's value replaced, whatever
-/// it was, or the key added first; the rest of the text kept) and reads the file back: it must hold
-/// the key once, and the request it holds must be `order` under this id, which is what is returned and
-/// sent. The file is replaced durably (`store_api_fixtures::durable::replace_file_with_mode`: a
-/// temporary file created exclusively beside it, synced, renamed, the folder synced), so once this
-/// returns a crash or a power cut cannot lose the id, and a rerun sends the same one. `target` is
-/// `file` with its symbolic links resolved: the new file is made beside the target and renamed over
-/// it, so a link stays a link; it is created readable by its owner alone and gets the target's mode
-/// (and owner where the process may) before anything is written into it. A file with more than one
-/// hard link is refused: the other names would keep it without the id.
-fn record_external_id(
-    file: &Path,
-    target: &Path,
-    order: &NewOrder,
-    id: &str,
-) -> Result<NewOrder, CliError> {
-    let failed = |e: &dyn std::fmt::Display| {
-        CliError::Usage(format!(
-            "cannot write the generated externalOrderId into {}: {e}; nothing was sent. Add an externalOrderId to the file or pass --external-id",
-            file.display()
-        ))
-    };
-    let text = std::fs::read_to_string(target).map_err(|e| failed(&e))?;
-    let updated = with_external_id(&text, id).map_err(|e| failed(&e))?;
-    let original = std::fs::metadata(target).map_err(|e| failed(&e))?;
-    refuse_hard_links(&original).map_err(|e| failed(&e))?;
-    rewrite_order_file(target, &original, &updated).map_err(|e| failed(&e))?;
-    let mut expected = order.clone();
-    expected.external_order_id = Some(id.parse().map_err(|e| failed(&e))?);
-    let written = std::fs::read_to_string(file).map_err(|e| failed(&e))?;
-    let read_back = parse_order(&written, file)?;
-    if read_back != expected || external_id_keys(&written) != Ok(1) {
-        return Err(failed(&format_args!(
-            "the file does not read back as this request under externalOrderId {id} (did another program change it?)"
-        )));
-    }
-    Ok(read_back)
-}
-
 async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), CliError> {
     let mut query = ListOrdersQuery::new()
         .status(args.status.iter().map(|s| OrderStatus::from(s.as_str())))
@@ -355,34 +77,4 @@ async fn list(client: &Client, args: OrdersListArgs, out: Output) -> Result<(), 
     };
     listed.show(out, render::order_list)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_answers_that_say_nothing_was_processed_rule_this_run_out() {
-        for result in [
-            AttemptResult::NotSent,
-            AttemptResult::AlreadyExists,
-            AttemptResult::Status(400),
-            AttemptResult::Status(401),
-            AttemptResult::Status(429),
-        ] {
-            assert!(!result.may_have_been_processed(), "{result:?}");
-        }
-        for result in [
-            AttemptResult::Created,
-            AttemptResult::CreatedUnreadable,
-            AttemptResult::Timeout,
-            AttemptResult::Connection,
-            AttemptResult::Redirected(307),
-            AttemptResult::Intermediary(403),
-            AttemptResult::Intermediary(408),
-            AttemptResult::Status(503),
-        ] {
-            assert!(result.may_have_been_processed(), "{result:?}");
-        }
-    }
 }

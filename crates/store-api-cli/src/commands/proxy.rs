@@ -12,12 +12,19 @@
 //! origin gets the proxy's own loopback `Host` and cannot tell a DNS-rebound page from a local
 //! client; and it forwards the emulator's control plane only with `--forward-control-plane`. One
 //! recording proxy at a time writes into a directory: it holds [`DIRECTORY_LOCK`] there.
+//!
+//! It says what it does: its ready line ends with the base URL to give the code under test (the
+//! version prefix included), each exchange is one line on stderr (`traffic`), and Ctrl-C or
+//! SIGTERM prints the counts, per cassette. A replay serves any number of runs of a suite
+//! ([`store_api_cassette::Replay::with_runs`]).
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use traffic::{Log, Outcome};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -28,6 +35,8 @@ use reqwest::{Method, StatusCode, Url};
 use store_api_cassette::{Cassette, HttpAnswer, HttpRequest, RecordOptions, Recording, Replay};
 
 use super::order_file::open_lock_file;
+
+mod traffic;
 use crate::cli::ProxyArgs;
 use crate::error::CliError;
 use crate::global::GlobalArgs;
@@ -166,6 +175,8 @@ struct Proxy {
     guards: Guards,
     /// `host:port` the proxy listens on: an absolute-form request naming it is for the proxy itself.
     own_authority: String,
+    /// The exchanges' lines and counts.
+    log: Log,
 }
 
 /// Binds, prints the ready line, serves until stopped, then writes the cassettes.
@@ -192,24 +203,38 @@ async fn serve(listen: SocketAddr, mode: Mode, guards: Guards) -> Result<(), Cli
         mode,
         guards,
         own_authority: addr.to_string(),
+        log: Log::default(),
     });
     let app = axum::Router::new()
         .fallback(handle)
         .with_state(Arc::clone(&proxy));
     // Listening for SIGTERM before saying ready: a supervisor may send it the moment it reads the line.
     let stopped = store_api_fixtures::stop_signal();
-    println!("store-api proxy {what}, listening on http://{addr}");
+    // The base URL the code under test takes as it is (STORE_API_BASE_URL), version prefix included.
+    println!(
+        "store-api proxy {what}, listening on http://{addr}{}",
+        store_api_raw::contract::VERSION_PREFIX
+    );
     flush_stdout();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(stopped)
         .await
         .map_err(|e| CliError::Failed(format!("the proxy stopped: {e}")));
-    match &proxy.mode {
+    let saved = match &proxy.mode {
         // Every exchange was written as it happened; this is the last word after the in-flight ones.
-        Mode::Record(recorder) => recorder.save_all()?,
+        Mode::Record(recorder) => recorder.save_all(),
         // A suite that stopped short of its recording learns it here.
-        Mode::Replay(replayer) => replayer.report_unused(),
-    }
+        Mode::Replay(replayer) => {
+            replayer.report_unused();
+            Ok(())
+        }
+    };
+    let runs = match &proxy.mode {
+        Mode::Replay(replayer) => replayer.runs(),
+        Mode::Record(_) => BTreeMap::new(),
+    };
+    eprint!("{}", proxy.log.summary(&runs));
+    saved?;
     served
 }
 
@@ -223,17 +248,21 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     if let Some(refusal) = refusal(&proxy, &parts) {
         eprintln!("refused: {refusal}");
+        proxy.log.refused();
         return made_here(StatusCode::FORBIDDEN, "Forbidden", &refusal, "refused");
     }
     let name = match cassette_name(&parts.headers) {
         Ok(name) => name,
         Err(message) => {
+            eprintln!("refused: {message}");
+            proxy.log.refused();
             return made_here(StatusCode::BAD_REQUEST, "Bad Request", &message, "refused");
         }
     };
     let body = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(body) => body,
         Err(e) => {
+            proxy.log.refused();
             return made_here(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "Payload Too Large",
@@ -254,8 +283,21 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
         headers: &headers,
         body: &body,
     };
+    // What the line shows of the request: what its cassette keeps of it (no key, no customer data).
+    let line = store_api_cassette::request_line(&request);
     match &proxy.mode {
-        Mode::Record(recorder) => recorder.forward(&name, &parts.method, &request).await,
+        Mode::Record(recorder) => {
+            let response = recorder.forward(&name, &parts.method, &request).await;
+            // A 502 of the proxy's own was said already, and nothing was recorded.
+            if response.headers().contains_key(PROXY_HEADER) {
+                proxy.log.unanswered();
+            } else {
+                proxy
+                    .log
+                    .exchange(&name, Outcome::Recorded, &line, response.status());
+            }
+            response
+        }
         // Off the async workers: a miss's explanation (a bounded diff) takes milliseconds, not
         // nothing, and the other connections go on meanwhile.
         Mode::Replay(_) => {
@@ -269,7 +311,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
                     body: &body,
                 };
                 match &shared.mode {
-                    Mode::Replay(replayer) => replayer.answer(&name, &request),
+                    Mode::Replay(replayer) => replayer.answer(&name, &request, &line, &shared.log),
                     // The proxy's mode never changes.
                     Mode::Record(_) => made_here(
                         StatusCode::INTERNAL_SERVER_ERROR,
@@ -670,7 +712,7 @@ impl Recorder {
     }
 }
 
-/// `--replay`: every cassette of DIR, loaded at start.
+/// `--replay`: every cassette of DIR, loaded at start, each serving any number of runs.
 struct Replayer {
     dir: PathBuf,
     replays: BTreeMap<String, Replay>,
@@ -696,7 +738,7 @@ impl Replayer {
             };
             let cassette = Cassette::load(&path).map_err(|e| CliError::Usage(e.to_string()))?;
             if replays
-                .insert(name.clone(), Replay::new(cassette))
+                .insert(name.clone(), Replay::new(cassette).with_runs())
                 .is_some()
             {
                 return Err(CliError::Usage(format!(
@@ -712,12 +754,11 @@ impl Replayer {
         })
     }
 
-    /// The recorded answer, or the loud miss: a 500 with the diff, also printed on stderr.
-    fn answer(&self, name: &str, request: &HttpRequest<'_>) -> Response {
-        // Only the method of the request as sent: its path and query may hold the key or customer
-        // data; the message (`ReplayError`) shows them redacted.
+    /// The recorded answer, or the loud miss: a 500 with the diff, also printed on stderr under the
+    /// exchange's line (`line`, the request as its cassette keeps it).
+    fn answer(&self, name: &str, request: &HttpRequest<'_>, line: &str, log: &Log) -> Response {
         let miss = |message: String| {
-            eprintln!("cassette miss ({name}): {}\n{message}", request.method);
+            log.missed(name, line, MISS_STATUS, &message);
             made_here(MISS_STATUS, "Cassette Miss", &message, "cassette-miss")
         };
         let Some(replay) = self.replays.get(name) else {
@@ -732,10 +773,24 @@ impl Replayer {
                 }
             ));
         };
-        match replay.answer(request) {
-            Ok(answer) => passed_back(&answer),
+        let answered = replay.answer(request);
+        log.run(name, replay.runs());
+        match answered {
+            Ok(answer) => {
+                let response = passed_back(&answer);
+                log.exchange(name, Outcome::Replayed, line, response.status());
+                response
+            }
             Err(e) => miss(e.to_string()),
         }
+    }
+
+    /// The runs each cassette served.
+    fn runs(&self) -> BTreeMap<String, usize> {
+        self.replays
+            .iter()
+            .map(|(name, replay)| (name.clone(), replay.runs()))
+            .collect()
     }
 }
 

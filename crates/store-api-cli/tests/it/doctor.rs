@@ -356,3 +356,87 @@ fn the_emulator_lists_its_deviations_by_assumption() {
         );
     }
 }
+
+// Issue 38, point 5: `doctor --cassette` printed every fact of every cassette (about 60 lines each)
+// and read only *.json. It now prints a summary (`--full`: every fact) and reads a folder of insta
+// snapshots, skipping the snapshots that hold no cassette.
+#[test]
+fn doctor_cassette_summarises_reads_insta_snapshots_and_prints_every_fact_with_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = "---\nsource: tests/it/checkout.rs\nexpression: cassette.to_text()\n---\n";
+    std::fs::write(
+        dir.path().join("checkout__clean.snap"),
+        format!("{header}{}", cassette(400)),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("deviant.json"), cassette(409)).unwrap();
+    std::fs::write(
+        dir.path().join("other__greeting.snap"),
+        "---\nsource: tests/it/other.rs\nexpression: greeting\n---\nhello\n",
+    )
+    .unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let doctor = |args: &[&str]| -> crate::common::Run {
+        crate::common::bare()
+            .args(["doctor", "--cassette", folder])
+            .args(args)
+            .output()
+            .unwrap()
+            .into()
+    };
+    let run = doctor(&[]).code(1);
+    assert!(
+        run.stderr
+            .contains("note: 1 snapshot(s) hold no cassette, skipped: ")
+            && run.stderr.contains("other__greeting.snap"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("the recordings differ from the spec: create-order-check-order"),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout.contains("What the specification states"),
+        "{run:?}"
+    );
+    snap!(
+        "doctor_cassette_summary",
+        run.stdout.replace(folder, "[DIR]")
+    );
+
+    let full = doctor(&["--full"]).code(1);
+    assert!(
+        full.stdout.contains("What the specification states"),
+        "{full:?}"
+    );
+    for assumption in store_api_raw::contract::ASSUMPTIONS {
+        assert_eq!(
+            full.stdout.matches(&format!(" {} ", assumption.id)).count(),
+            2,
+            "{}: {full:?}",
+            assumption.id
+        );
+    }
+    assert!(
+        full.stdout.lines().count() > 2 * run.stdout.lines().count(),
+        "{full:?}"
+    );
+    // --full needs the cassettes.
+    crate::common::bare()
+        .args(["doctor", "--full"])
+        .output()
+        .map(crate::common::Run::from)
+        .unwrap()
+        .code(2);
+
+    // One snapshot file, named as it is.
+    let one: crate::common::Run = crate::common::bare()
+        .args(["doctor", "--cassette"])
+        .arg(dir.path().join("checkout__clean.snap"))
+        .output()
+        .unwrap()
+        .into();
+    let one = one.code(0);
+    assert!(one.stdout.contains("2 recorded exchanges"), "{one:?}");
+}

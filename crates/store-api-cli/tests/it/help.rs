@@ -62,7 +62,6 @@ fn every_command_has_complete_help() {
             "emulator-trigger",
             "login",
             "orders",
-            "orders-create",
             "orders-find",
             "orders-get",
             "orders-list",

@@ -7,7 +7,7 @@ mod common;
 mod reads;
 // artworks create|list|get.
 mod artworks;
-// orders create|submit|list|get|find.
+// orders submit|list|get|find, and the deprecated orders create.
 mod orders;
 // Issue 34: the copy of the store kept on disk between runs.
 mod store_copy;

@@ -1,4 +1,4 @@
-//! orders create|submit|list|get|find.
+//! orders submit|list|get|find, and the deprecated orders create.
 
 use store_api_fixtures::AppAction;
 
@@ -6,57 +6,97 @@ use crate::common::{Env, IMAGE_URL, Run, data};
 use crate::snap;
 
 #[test]
-fn create_runs_the_preflight_check_first_and_lists_every_problem() {
+fn submit_dry_run_runs_the_preflight_check_only() {
     let env = Env::start();
     let invalid = env
-        .run(&["orders", "create", "--file", &data("invalid_order.json")])
-        .code(3);
-    snap!("orders_create_invalid", invalid.stderr);
-    assert_eq!(env.emu.order_count(&env.store), 0);
-
-    let dry = env
         .run(&[
             "orders",
-            "create",
+            "submit",
             "--file",
             &data("invalid_order.json"),
             "--dry-run",
         ])
         .code(3);
-    assert_eq!(dry.stderr, invalid.stderr);
+    snap!("orders_submit_invalid", invalid.stderr);
+    // Without --dry-run the same check comes first: nothing generated, written or sent.
+    let (dir, file) = order_file(|_| std::fs::read_to_string(data("invalid_order.json")).unwrap());
+    let before = std::fs::read(&file).unwrap();
+    for extra in [&[][..], &["--no-write"]] {
+        let mut args = vec!["orders", "submit", "--file", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let refused = env.run(&args).code(3);
+        assert_eq!(refused.stderr, invalid.stderr, "{extra:?}");
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{extra:?}");
+    }
+    assert_eq!(env.emu.order_count(&env.store), 0);
 
+    let (dir_ok, ok_file) = order_file(|text| text);
+    let ok_path = ok_file.to_str().unwrap();
     let ok = env
-        .run(&[
-            "orders",
-            "create",
-            "--file",
-            &data("order.json"),
-            "--dry-run",
-        ])
+        .run(&["orders", "submit", "--file", ok_path, "--dry-run"])
         .code(0);
-    assert_eq!(
-        ok.stdout,
-        "pre-flight check passed: the request keeps every rule of the service (--dry-run, nothing sent)\n"
-    );
+    snap!("orders_submit_dry_run_human", ok.stdout);
+    assert_eq!(ok.stderr, "");
     let ok = env
-        .run(&[
-            "orders",
-            "create",
-            "--file",
-            &data("order.json"),
-            "--dry-run",
-            "--json",
-        ])
+        .run(&["orders", "submit", "--file", ok_path, "--dry-run", "--json"])
         .code(0);
     assert_eq!(ok.json(), serde_json::json!({ "valid": true }));
+    // Nothing written: no id in the file, no lock file beside it; nothing sent.
+    assert_eq!(
+        std::fs::read_to_string(&ok_file).unwrap(),
+        std::fs::read_to_string(data("order.json")).unwrap()
+    );
+    assert_eq!(entries(dir_ok.path()), ["order.json"]);
+    // (The run that would have written the file took its lock before reading it.)
+    assert_eq!(entries(dir.path()), [".order.json.lock", "order.json"]);
     assert_eq!(env.emu.order_count(&env.store), 0);
+    // --dry-run checks what --external-id would send, and skips nothing.
+    let bad_id = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            ok_path,
+            "--dry-run",
+            "--external-id",
+            "",
+        ])
+        .code(2);
+    assert!(bad_id.stderr.contains("--external-id"), "{bad_id:?}");
+    let both = env
+        .run(&[
+            "orders",
+            "submit",
+            "--file",
+            ok_path,
+            "--dry-run",
+            "--no-preflight",
+        ])
+        .code(2);
+    assert!(both.stderr.contains("cannot be used with"), "{both:?}");
+}
+
+/// The names in `dir`, sorted.
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
 fn files_that_are_not_requests() {
     let env = Env::start();
     let empty = env
-        .run(&["orders", "create", "--file", &data("empty_last_name.json")])
+        .run(&[
+            "orders",
+            "submit",
+            "--no-write",
+            "--file",
+            &data("empty_last_name.json"),
+        ])
         .code(3);
     assert!(
         empty
@@ -65,7 +105,13 @@ fn files_that_are_not_requests() {
         "{empty:?}"
     );
     let broken = env
-        .run(&["orders", "create", "--file", &data("not_json.json")])
+        .run(&[
+            "orders",
+            "submit",
+            "--dry-run",
+            "--file",
+            &data("not_json.json"),
+        ])
         .code(2);
     assert!(broken.stderr.contains("is not JSON"), "{broken:?}");
     let missing = env
@@ -74,18 +120,161 @@ fn files_that_are_not_requests() {
     assert!(missing.stderr.contains("cannot read"), "{missing:?}");
 }
 
+/// What a run of `orders submit --no-write` printed on stderr, with the paths that change from run to
+/// run (the binary's, the order file's folder) written as `store-api` and `[DIR]`.
+fn portable(stderr: &str, dir: &std::path::Path) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("store-api");
+    stderr
+        .replace(bin.to_str().unwrap(), "store-api")
+        .replace(dir.to_str().unwrap(), "[DIR]")
+}
+
+/// The command `orders submit --no-write` printed to retry with its id (the line under its note),
+/// without the program: the arguments to run it with.
+fn printed_retry(stderr: &str) -> Vec<String> {
+    let line = stderr
+        .lines()
+        .skip_while(|line| !line.starts_with("generated externalOrderId"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no retry command: {stderr}"));
+    // The test's paths hold nothing a shell would read: the words split on spaces.
+    line.split_whitespace().skip(1).map(str::to_owned).collect()
+}
+
+// Issue 38, point 7: a file that must not be rewritten is left byte for byte as it was; the id
+// generated for the run is printed with the command that retries with it, and that command answers
+// with the same order, billing nothing new.
 #[test]
-fn create_sends_one_request_and_warns_without_an_external_id() {
+fn submit_no_write_leaves_the_file_and_prints_the_retry() {
     let env = Env::start();
-    let created = env
-        .run(&["orders", "create", "--file", &data("order.json")])
+    let (dir, file) = order_file(|text| text);
+    let before = std::fs::read(&file).unwrap();
+    let first = env
+        .run(&[
+            "orders",
+            "submit",
+            "--no-write",
+            "--file",
+            file.to_str().unwrap(),
+            "--json",
+        ])
         .code(0);
-    assert!(
-        created.stderr.contains("has no externalOrderId"),
-        "{created:?}"
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the file was written"
     );
+    assert_eq!(entries(dir.path()), ["order.json"], "a lock file was made");
+    let generated = first.json()["externalOrderId"].as_str().unwrap().to_owned();
+    assert_eq!(first.json()["outcome"], "created");
+    assert!(first.stderr.contains(&generated), "{first:?}");
+    snap!(
+        "orders_submit_no_write_stderr",
+        portable(&first.stderr, dir.path())
+    );
+
+    let retry = printed_retry(&first.stderr);
+    assert_eq!(
+        retry[retry.len() - 2..],
+        ["--external-id".to_owned(), generated.clone()]
+    );
+    let args: Vec<&str> = retry.iter().map(String::as_str).collect();
+    let again = env.run(&args).code(0);
+    assert_eq!(again.json()["outcome"], "alreadyExisted");
+    assert_eq!(again.json()["externalOrderId"], generated.as_str());
+    assert_eq!(again.json()["order"]["id"], first.json()["order"]["id"]);
+    assert_eq!(again.json()["mayHaveBeenCreatedByThisRun"], false);
+    assert_eq!(again.stderr, "", "nothing generated the second time");
+    assert_eq!(env.emu.order_count(&env.store), 1, "billed once");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // A read-only file in a read-only folder: nothing to write or lock, the same.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (locked_dir, locked) = order_file(|text| text);
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+        std::fs::set_permissions(locked_dir.path(), std::fs::Permissions::from_mode(0o555))
+            .unwrap();
+        let run = env
+            .run(&[
+                "orders",
+                "submit",
+                "--no-write",
+                "--file",
+                locked.to_str().unwrap(),
+            ])
+            .code(0);
+        std::fs::set_permissions(locked_dir.path(), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        assert!(run.stdout.starts_with("created order "), "{run:?}");
+        assert_eq!(std::fs::read(&locked).unwrap(), before);
+        assert_eq!(entries(locked_dir.path()), ["order.json"]);
+        assert_eq!(env.emu.order_count(&env.store), 2);
+    }
+}
+
+// Issue 38, point 7: `orders create` is a hidden alias of `orders submit --no-write` for 0.3.0: a
+// note on stderr, the file untouched, an id for the run, and under --json the order alone, as before.
+#[test]
+fn the_deprecated_create_runs_submit_no_write() {
+    let env = Env::start();
+    let (dir, file) = order_file(|text| text);
+    let before = std::fs::read(&file).unwrap();
+    let path = file.to_str().unwrap();
+    let created = env.run(&["orders", "create", "--file", path]).code(0);
+    let stderr = portable(&created.stderr, dir.path());
+    assert!(
+        stderr.starts_with("note: `orders create` is deprecated and goes in 0.4.0: it runs `orders submit --no-write`"),
+        "{stderr}"
+    );
+    snap!("orders_create_deprecated_stderr", stderr);
     snap!("orders_create_human", created.stdout);
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert_eq!(entries(dir.path()), ["order.json"]);
     assert_eq!(env.emu.order_count(&env.store), 1);
+
+    // Its retry command is `orders submit --no-write ... --external-id ID`: the same order.
+    let retry = printed_retry(&created.stderr);
+    assert_eq!(retry[..3], ["orders", "submit", "--no-write"]);
+    let args: Vec<&str> = retry.iter().map(String::as_str).collect();
+    let again = env.run(&[&args[..], &["--json"]].concat()).code(0);
+    assert_eq!(again.json()["outcome"], "alreadyExisted");
+    assert_eq!(env.emu.order_count(&env.store), 1);
+
+    // --json: the order itself (the shape `orders create` always printed), not the submission.
+    let json = env
+        .run(&["orders", "create", "--file", path, "--json"])
+        .code(0);
+    let order = json.json();
+    assert!(order["id"].as_str().unwrap().starts_with("ord_"), "{order}");
+    assert!(order.get("outcome").is_none(), "{order}");
+    assert!(order["externalOrderId"].is_string(), "{order}");
+    // Its flags: --dry-run and --no-preflight as before.
+    let dry = env
+        .run(&["orders", "create", "--file", path, "--dry-run", "--json"])
+        .code(0);
+    assert_eq!(dry.json(), serde_json::json!({ "valid": true }));
+    env.run(&["orders", "create", "--file", &data("invalid_order.json")])
+        .code(3);
+    assert_eq!(env.emu.order_count(&env.store), 2);
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // Hidden from `orders --help`, and its own help says what it does now.
+    let listed = env.run(&["orders", "--help"]).code(0);
+    assert!(
+        !listed
+            .stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with("create")),
+        "{listed:?}"
+    );
+    let help = env.run(&["orders", "create", "--help"]).code(0);
+    assert!(
+        help.stdout
+            .starts_with("Deprecated (removed in 0.4.0): runs `orders submit --no-write`"),
+        "{help:?}"
+    );
 }
 
 #[test]
@@ -296,7 +485,29 @@ fn an_order_can_come_from_standard_input_with_its_external_id() {
         refused.stderr.contains("needs an externalOrderId"),
         "{refused:?}"
     );
+    assert!(refused.stderr.contains("--no-write"), "{refused:?}");
     assert_eq!(env.emu.order_count(&env.store), 0);
+    // With --no-write: an id for this run, printed with the command that retries with it, which,
+    // given the same order on standard input, answers with the same order.
+    let generated = Run::from(
+        env.cmd()
+            .args(["orders", "submit", "--file", "-", "--no-write", "--json"])
+            .write_stdin(order.clone())
+            .output()
+            .unwrap(),
+    )
+    .code(0);
+    let retry = printed_retry(&generated.stderr);
+    let again = Run::from(
+        env.cmd()
+            .args(&retry)
+            .write_stdin(order.clone())
+            .output()
+            .unwrap(),
+    )
+    .code(0);
+    assert_eq!(again.json()["order"]["id"], generated.json()["order"]["id"]);
+    assert_eq!(env.emu.order_count(&env.store), 1);
     // With --external-id, twice: billed once.
     for _ in 0..2 {
         let run = Run::from(
@@ -315,7 +526,7 @@ fn an_order_can_come_from_standard_input_with_its_external_id() {
         );
         assert_eq!(run.code, 0, "{run:?}");
     }
-    assert_eq!(env.emu.order_count(&env.store), 1);
+    assert_eq!(env.emu.order_count(&env.store), 2);
 }
 
 /// `tests/it/data/order.json` in a fresh folder, with its text changed by `edit`.

@@ -10,11 +10,14 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::Env;
+use crate::snap;
 
 /// A `store-api proxy` process and the origin it listens on.
 struct Proxy {
     child: Child,
     origin: String,
+    /// The base URL its ready line ends with.
+    base_url: String,
     stderr: Arc<Mutex<String>>,
     more_stdout: Arc<Mutex<Vec<String>>>,
 }
@@ -68,14 +71,20 @@ impl Proxy {
             }
         };
         assert!(line.starts_with(ready), "{line:?}");
-        let origin = line
+        // The ready line ends with the base URL, version prefix included.
+        let base_url = line
             .split_once(", listening on ")
-            .map(|(_, origin)| origin.to_owned())
+            .map(|(_, base_url)| base_url.to_owned())
             .unwrap_or_else(|| panic!("unexpected ready line {line:?}"));
-        assert!(origin.starts_with("http://127.0.0.1:"), "{line}");
+        assert!(base_url.starts_with("http://127.0.0.1:"), "{line}");
+        let origin = base_url
+            .strip_suffix(store_api_raw::contract::VERSION_PREFIX)
+            .unwrap_or_else(|| panic!("the ready line ends with no version prefix: {line:?}"))
+            .to_owned();
         Proxy {
             child,
             origin,
+            base_url,
             stderr,
             more_stdout,
         }
@@ -892,4 +901,197 @@ fn a_second_recording_proxy_on_one_directory_is_refused() {
     );
     replay.stop();
     again.stop();
+}
+
+/// The lines of a proxy's stderr a snapshot pins: each exchange's, each run's start and the counts
+/// (not a miss's diff, nor the embedded emulator's address).
+fn exchange_lines(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| {
+            [
+                "recorded ",
+                "replayed ",
+                "missed ",
+                "cassette ",
+                "store-api proxy stopped",
+                "  cassette ",
+            ]
+            .iter()
+            .any(|start| line.starts_with(start))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A test suite of three requests against `base_url` (the proxy's ready line, taken as it is): the
+/// store's status, an order placed, the order looked up by its external id.
+fn suite(base_url: &str, key: &str) -> Vec<Seen> {
+    let store = format!("{base_url}/stores/store_alpha");
+    let key = format!("X-API-Key: {key}");
+    let mut body: Value = serde_json::from_str(&order_body()).unwrap();
+    body["externalOrderId"] = "suite-0001".into();
+    vec![
+        curl(&["-H", &key, &format!("{store}/status")]),
+        curl(&[
+            "-H",
+            &key,
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            &body.to_string(),
+            &format!("{store}/orders"),
+        ]),
+        curl(&[
+            "-H",
+            &key,
+            &format!("{store}/orders?filter[externalOrderId]=suite-0001"),
+        ]),
+    ]
+}
+
+// Issue 38, point 5: the second run of a suite against a replaying proxy got three 500 misses. A run
+// now starts over when the cassette's first recorded request comes again; within a run a write
+// repeated is still a miss.
+#[test]
+fn a_replaying_proxy_serves_a_suite_run_twice_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes],
+        "store-api proxy recording into ",
+    );
+    assert!(
+        proxy.base_url.ends_with("/store-api/2026-08"),
+        "{}",
+        proxy.base_url
+    );
+    let recorded = suite(&proxy.base_url, ALPHA_KEY);
+    let statuses: Vec<u16> = recorded.iter().map(|seen| seen.status).collect();
+    assert_eq!(statuses, [200, 201, 200], "{recorded:#?}");
+    let stderr = proxy.stop();
+    assert!(!stderr.contains(ALPHA_KEY), "{stderr}");
+    snap!("proxy_record_lines", exchange_lines(&stderr));
+
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    for run in 1..=2 {
+        let replayed = suite(&proxy.base_url, "csk_any_key_for_a_replay");
+        for (index, (live, again)) in recorded.iter().zip(&replayed).enumerate() {
+            assert_eq!(
+                again.header("x-store-api-proxy"),
+                None,
+                "run {run}, {index}: {again:?}"
+            );
+            assert_eq!(live.status, again.status, "run {run}, {index}: {again:?}");
+            assert_eq!(live.json(), again.json(), "run {run}, {index}");
+        }
+    }
+    // Within run 2, the order placed again: a miss, not the recorded 201 once more.
+    let mut body: Value = serde_json::from_str(&order_body()).unwrap();
+    body["externalOrderId"] = "suite-0001".into();
+    let again = curl(&[
+        "-H",
+        "Content-Type: application/json",
+        "--data-binary",
+        &body.to_string(),
+        &format!("{}/stores/store_alpha/orders", proxy.base_url),
+    ]);
+    assert_eq!(again.status, 500, "{again:?}");
+    assert_eq!(again.header("x-store-api-proxy"), Some("cassette-miss"));
+    assert!(again.body.contains("in run 2"), "{again:?}");
+    let stderr = proxy.stop();
+    for value in CUSTOMER {
+        assert!(!stderr.contains(value), "{value:?} on stderr:\n{stderr}");
+    }
+    snap!("proxy_replay_lines", exchange_lines(&stderr));
+}
+
+/// The fenced block of `language` under the heading `heading` of `markdown`.
+fn snippet(markdown: &str, heading: &str, language: &str) -> String {
+    let section = markdown
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("no heading {heading:?}"))
+        .1;
+    let block = section
+        .split_once(&format!("```{language}\n"))
+        .unwrap_or_else(|| panic!("no {language} block under {heading:?}"))
+        .1;
+    block.split_once("```").unwrap().0.to_owned()
+}
+
+/// Whether `program ARGS` runs (an interpreter the snippets need, with its libraries).
+fn available(program: &str, args: &[&str]) -> bool {
+    std::process::Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+// Issue 38, point 5: the cassette crate's README shows how a suite in Python (requests) and in
+// JavaScript (fetch) names its cassette; both snippets are run, as written, against a replaying proxy.
+#[test]
+fn the_readmes_python_and_javascript_snippets_name_their_cassette() {
+    let readme = include_str!("../../../store-api-cassette/README.md");
+    let heading = "## A test suite in another language";
+    let python = snippet(readme, heading, "python");
+    let javascript = snippet(readme, heading, "js");
+    let dir = tempfile::tempdir().unwrap();
+    let cassettes = dir.path().to_str().unwrap();
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--emulator", "--record", cassettes],
+        "store-api proxy recording into ",
+    );
+    let status = curl(&[
+        "-H",
+        &format!("X-API-Key: {ALPHA_KEY}"),
+        "-H",
+        "X-Store-Api-Cassette: checkout",
+        &format!("{}/stores/store_alpha/status", proxy.base_url),
+    ]);
+    assert_eq!(status.status, 200, "{status:?}");
+    proxy.stop();
+    assert!(dir.path().join("checkout.json").is_file());
+
+    let proxy = Proxy::start(
+        bare_std(),
+        &["--replay", cassettes],
+        "store-api proxy replaying ",
+    );
+    let mut ran = 0;
+    let runs: [(&str, Vec<&str>, &[&str]); 2] = [
+        ("python3", vec!["-c", &python], &["-c", "import requests"]),
+        (
+            "node",
+            vec!["--input-type=module", "-e", &javascript],
+            &["-e", "fetch"],
+        ),
+    ];
+    for (program, args, probe) in runs {
+        if !available(program, probe) {
+            eprintln!(
+                "skipping the {program} snippet: {program} (with its libraries) is not installed"
+            );
+            continue;
+        }
+        let output = std::process::Command::new(program)
+            .args(&args)
+            .env("STORE_API_BASE_URL", &proxy.base_url)
+            .env_remove("STORE_API_KEY")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{program}: {output:?}");
+        assert_eq!(stdout.trim(), "200 ok", "{program}: {output:?}");
+        ran += 1;
+    }
+    let stderr = proxy.stop();
+    // Each snippet's request was answered from the cassette it named.
+    assert_eq!(stderr.matches("(checkout)").count(), ran, "{stderr}");
+    assert!(!stderr.contains("missed "), "{stderr}");
 }

@@ -66,7 +66,13 @@ fn a_store_of_5000_products_is_read_once_and_later_runs_send_a_handful_of_reques
 
     // The first run reads the store whole (51 pages of products) and keeps it.
     let before = requests(&env);
-    let first = env.run(&["orders", "create", "--file", &data("order.json")]);
+    let first = env.run(&[
+        "orders",
+        "submit",
+        "--no-write",
+        "--file",
+        &data("order.json"),
+    ]);
     assert_eq!(first.code, 0, "{first:?}");
     assert!(requests(&env) - before > 50);
     let file = cache_file(&env);
@@ -86,7 +92,14 @@ fn a_store_of_5000_products_is_read_once_and_later_runs_send_a_handful_of_reques
         .unwrap();
     let (_dir, new_product) = order_for("AA-TEE-SUN-BLK-M-C90000");
     let before = requests(&env);
-    let second = env.run(&["orders", "create", "--file", &new_product, "--json"]);
+    let second = env.run(&[
+        "orders",
+        "submit",
+        "--no-write",
+        "--file",
+        &new_product,
+        "--json",
+    ]);
     assert_eq!(second.code, 0, "{second:?}");
     let sent = requests(&env) - before;
     assert!(sent <= 5, "the second run sent {sent} requests");
@@ -101,7 +114,7 @@ fn a_store_of_5000_products_is_read_once_and_later_runs_send_a_handful_of_reques
     let orders_before = env.emu.order_count(&env.store);
     let (_dir, archived_order) = order_for("AA-TEE-SUN-BLK-M-C7");
     let before = requests(&env);
-    let third = env.run(&["orders", "create", "--file", &archived_order]);
+    let third = env.run(&["orders", "submit", "--no-write", "--file", &archived_order]);
     let sent = requests(&env) - before;
     assert_ne!(third.code, 0, "{third:?}");
     assert!(
@@ -119,7 +132,14 @@ fn a_store_of_5000_products_is_read_once_and_later_runs_send_a_handful_of_reques
 
     // Skipping the check reads nothing first: the POST alone.
     let before = requests(&env);
-    let skipped = env.run(&["orders", "create", "--no-preflight", "--file", &new_product]);
+    let skipped = env.run(&[
+        "orders",
+        "submit",
+        "--no-write",
+        "--no-preflight",
+        "--file",
+        &new_product,
+    ]);
     assert_eq!(skipped.code, 0, "{skipped:?}");
     assert_eq!(requests(&env) - before, 1);
 }
@@ -129,7 +149,7 @@ fn a_broken_or_foreign_saved_copy_is_read_again_and_rewritten() {
     let env = Env::start();
     let check = [
         "orders",
-        "create",
+        "submit",
         "--dry-run",
         "--file",
         &data("order.json"),
