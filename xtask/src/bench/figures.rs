@@ -1015,13 +1015,15 @@ pub fn all(mode: Mode) -> Vec<Figure> {
             "shared_limit_unshared_429",
             "",
             0,
-        ),
+        )
+        .full_only(),
         Figure::new(
             "4 processes without a shared limit (wall ÷ theoretical minimum)",
             "shared_limit_unshared_ratio",
             "",
             4,
-        ),
+        )
+        .full_only(),
         Figure::new(
             "shared limit, Redis restarted mid-run: 429 responses",
             "shared_limit_restart_429",
@@ -1499,7 +1501,7 @@ const CAUSE_TELEMETRY: &str = "the cost is `tracing-opentelemetry`'s layer, not 
 issue 37 landed, quick runs on the shared 2-core machine measured: the control with nothing installed on \
 either side 1.00 to 1.01 (lists) and 1.00 to 1.02 (submissions); the meter provider alone 0.98 and 1.01; \
 the layer alone 1.05 and 1.17; both 1.04 to 1.06 and 1.11 to 1.18, that is 20 to 30 µs per call. A \
-submission opens three spans (submit, operation, try) against a floor of about 115 µs, so the layer's \
+submission opens two spans (submit, and its POST's try) against a floor of about 115 µs, so the layer's \
 fixed cost per span (an OpenTelemetry span built, its attributes converted, its ids drawn) shows; a list \
 polls its try span once per chunk of a 100-order body, and the layer's defaults time every enter and \
 exit (`with_tracked_inactivity`) and record the code location and thread. With those three turned off \
@@ -1510,14 +1512,14 @@ generator's own tasks, another process or the hypervisor hold the cores (see the
 throughput step below). In the runs investigated on this machine p50 stayed near 2 ms while p99 ranged \
 from under 3 ms on a quiet machine to 11 ms with a workspace build running beside it.";
 const CAUSE_FLOOR: &str = "the emulator does per request what the floor does not: the gate (fault check, authentication under the state's read lock, a token of the bucket, the request log under a mutex of its own) and the kept-page lookup. With every page written (the next figure) it also parses the query and copies the page's 100 orders' JSON into one new body: about 4 µs of memory copy per request, the largest single cost, which is why a repeated query is answered from the page kept for it. Sending the page as its cached pieces instead of one body measured slower (hyper writes at most 16 buffers per system call), so it was not kept.";
-const CAUSE_BUILD: &str = "store-api compiles what the scratch crate compiles plus about 40% more. A \
-`cargo build --timings` of store-api taken while investigating spent 158 of its 555 unit-seconds (29%) on \
-crates the scratch crate does not build: a second `syn` (2.x, 60 s) and `tracing-attributes` (14 s), \
-pulled in only by `tracing`'s default `attributes` feature although the SDK uses no `#[instrument]` \
-(building `tracing` with `default-features = false, features = [\"std\"]` in the workspace would drop \
-both), `thiserror-impl` (12 s), `chrono` (8 s), `futures-macro` (8 s), `zerocopy` and `rand` (10 s), \
-governor's `raw-cpuid` and `quanta` (8 s), `rust_decimal` (5 s), and the two SDK crates (8 s). The \
-wall-time ratio also moves with other processes on the 2 cores: 1.41, 1.50 and 1.65 in three runs.";
+const CAUSE_BUILD: &str = "store-api compiles what the scratch crate compiles plus, by a `cargo \
+build --timings` on a quiet machine (CPU seconds): its own three crates (store-api 2.2, store-api-raw \
+1.3, store-api-rules 0.4), governor and what it needs without std (hashbrown, portable-atomic, \
+spinning_top, nonzero_ext: about 1.3), chrono with num-traits (0.9), thiserror's derive (0.8) and \
+rust_decimal (0.5). Issue 36 measured five alternating clean builds of each on a quiet machine: medians \
+1.236 (wall) and 1.234 (CPU), pairs from 1.21 to 1.26, after the uuid crate was dropped and the SDK's \
+three crates lost their line tables (1.268 and 1.269 before). One pair, as a full run measures it, \
+moves with other processes on the 2 cores by more than the distance to the target.";
 const CAUSE_VALIDATOR: &str = "the rate is one thread's wall time and moves with the machine's load \
 (the bench runs beside other processes on 2 cores); the side-by-side ratio to decoding and the \
 allocation count are the load-independent figures. Under callgrind the 50-item order costs about 59,000 \
