@@ -1,7 +1,9 @@
 //! An emulator per test and the `store-api` command pointed at it.
 
 use std::collections::HashMap;
-use std::process::Output;
+use std::io::Read as _;
+use std::process::{Child, Output};
+use std::sync::{Arc, Mutex};
 
 use assert_cmd::Command;
 use store_api_fixtures::Emulator;
@@ -215,4 +217,26 @@ pub fn advance_args(order: &str) -> Vec<&str> {
         order,
         "--json",
     ]
+}
+
+/// What `child` writes on its standard error, gathered as it comes by a thread of its own (a
+/// long-running command's stderr, read while it runs).
+pub fn collect_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let Some(mut pipe) = child.stderr.take() else {
+        return stderr;
+    };
+    let sink = Arc::clone(&stderr);
+    std::thread::spawn(move || {
+        let mut buffer = [0; 4096];
+        while let Ok(read) = pipe.read(&mut buffer) {
+            if read == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    });
+    stderr
 }

@@ -2,7 +2,7 @@
 //! store's key and passing it on to a receiver; against anything else, it only listens.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use store_api_webhooks::sign;
 
-use crate::common::{Env, Run, bare, data};
+use crate::common::{Env, Run, bare, collect_stderr, data};
 use crate::snap;
 
 /// The requests a receiver got: headers and body.
@@ -115,20 +115,7 @@ impl Listener {
                 let _ = sender.send(line);
             }
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().unwrap();
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut buffer = [0; 4096];
-            while let Ok(read) = pipe.read(&mut buffer) {
-                if read == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
-            }
-        });
+        let stderr = collect_stderr(&mut child);
         let mut listener = Listener {
             child,
             url: String::new(),

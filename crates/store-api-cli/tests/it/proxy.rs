@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::Env;
+use crate::common::{Env, collect_stderr};
 use crate::snap;
 
 /// A `store-api proxy` process and the origin it listens on.
@@ -45,20 +45,7 @@ impl Proxy {
                 more.lock().unwrap().push(line);
             }
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().unwrap();
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut buffer = [0; 4096];
-            while let Ok(read) = pipe.read(&mut buffer) {
-                if read == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
-            }
-        });
+        let stderr = collect_stderr(&mut child);
         let line = match receiver.recv_timeout(Duration::from_secs(30)) {
             Ok(Some(Ok(line))) => line,
             other => {
