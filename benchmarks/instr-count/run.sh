@@ -16,6 +16,7 @@ for side in before now; do
     mkdir -p "$out/$side/src"
     sed "s#@ROOT@#$src#" "$here/Cargo.toml.in" > "$out/$side/Cargo.toml"
     cp "$here/main.rs" "$out/$side/src/main.rs"
+    cp "$here/common.rs" "$out/$side/src/common.rs"
     cp "$src/Cargo.lock" "$out/$side/Cargo.lock"
     (cd "$out/$side" && CARGO_TARGET_DIR="$out/target" cargo build --offline --release -q &&
         cp "$out/target/release/instr-bench" "$out/$side/instr-bench")

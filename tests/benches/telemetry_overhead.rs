@@ -10,6 +10,9 @@
 //!   `GET`, below). Target ≤ 1.02.
 //! - `telemetry_submit_ratio`: `client.orders().submit` (pre-flight against the warm snapshot cache, then
 //!   one `POST`), on ÷ off (each against its bare `POST`). Target ≤ 1.02.
+//! - `telemetry_get_floor`, `telemetry_submit_floor`: the same bare request inside two spans with a
+//!   name and a kind only (an operation's and its try's, the least any operation exports), on ÷ off:
+//!   what the layer costs whatever the spans carry. No target: it bounds the two above from below.
 //! - `telemetry_off_vs_bare` (and `_submit`): the "off" client ÷ a bare `reqwest` call decoded by
 //!   `serde_json` into the same type, measured exactly as `client_overhead` measures its ratios (one
 //!   `reqwest::Client` under both), so it reads against that figure as measured before this issue.
@@ -18,9 +21,9 @@
 //! (a no-op one when none is installed), so "with the meter" and "without" cannot alternate in one. The
 //! bench runs itself twice more (`--side off`, `--side on`), each child with its own emulator holding the
 //! same orders, and drives them in rounds over their standard input: each round asks each side for a
-//! batch of 10 lists and 10 submissions through its client and as many bare requests, which the side
-//! times itself; which side goes first, and client or bare within a side, turn over between rounds, so
-//! a drift in the machine's load cancels. Two processes differ by themselves (their emulators' heaps,
+//! batch of 10 lists and 10 submissions through its client, as many bare requests and as many spanned
+//! ones, which the side times itself; which side goes first, and which of the three within a side, turn
+//! over between rounds, so a drift in the machine's load cancels. Two processes differ by themselves (their emulators' heaps,
 //! the cores they land on): the control, `--only nothing`, measured the "on" side's batches 4% (lists)
 //! and 10% (submissions) slower than the "off" side's with nothing installed on either. So each side's
 //! client is measured against its own bare requests, and a figure is the quotient of the two sides'
@@ -207,29 +210,41 @@ impl Worker {
     }
 }
 
-/// Per-round batch times of one process, seconds: its client's and its bare requests'.
+/// Per-round batch times of one process, seconds: its client's, its bare requests', and its bare
+/// requests inside the two spans the layer must export for each (the floor).
 #[derive(Default)]
 struct Batches {
     client: Vec<f64>,
     bare: Vec<f64>,
+    spanned: Vec<f64>,
 }
 
 impl Batches {
     /// Median over rounds of client ÷ bare.
     fn ratio(&self) -> f64 {
-        median(
-            self.client
-                .iter()
-                .zip(&self.bare)
-                .map(|(c, b)| c / b)
-                .collect(),
-        )
+        median_quotient(&self.client, &self.bare)
+    }
+
+    /// Median over rounds of spanned ÷ bare.
+    fn floor(&self) -> f64 {
+        median_quotient(&self.spanned, &self.bare)
     }
 
     /// Median per-request time of the client, µs.
     fn micros(&self) -> f64 {
         median(self.client.iter().map(|s| s * 1e6 / BATCH as f64).collect())
     }
+}
+
+/// Median over rounds of `numerators[i] ÷ denominators[i]`.
+fn median_quotient(numerators: &[f64], denominators: &[f64]) -> f64 {
+    median(
+        numerators
+            .iter()
+            .zip(denominators)
+            .map(|(n, d)| n / d)
+            .collect(),
+    )
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -244,19 +259,19 @@ fn drive(rounds: usize, parts: Parts) -> Result<(), BoxError> {
     // [off, on] × [list, submit]
     let mut batches: [[Batches; 2]; 2] = Default::default();
     for round in 0..rounds {
-        // Which process goes first turns over every round, and within each, client or bare every
-        // other round: each order of the four comes as often.
+        // Which process goes first turns over every round, and within each, which of client, bare
+        // and spanned goes first turns over every other round: each order comes as often.
         let on_first = round % 2 == 0;
-        let client_first = (round / 2) % 2 == 0;
+        let first_turn = (round / 2) % 3;
         for (k, kind) in ["list", "submit"].into_iter().enumerate() {
             for side_on in [on_first, !on_first] {
                 let worker = if side_on { &mut on } else { &mut off };
                 let side = &mut batches[usize::from(side_on)][k];
-                for client_turn in [client_first, !client_first] {
-                    if client_turn {
-                        side.client.push(worker.time(kind)?);
-                    } else {
-                        side.bare.push(worker.time(&format!("bare_{kind}"))?);
+                for turn in (0..3).map(|t| (t + first_turn) % 3) {
+                    match turn {
+                        0 => side.client.push(worker.time(kind)?),
+                        1 => side.bare.push(worker.time(&format!("bare_{kind}"))?),
+                        _ => side.spanned.push(worker.time(&format!("spanned_{kind}"))?),
                     }
                 }
             }
@@ -288,6 +303,9 @@ fn drive(rounds: usize, parts: Parts) -> Result<(), BoxError> {
     // and 1.10 as on ÷ off batches directly, with nothing installed on either side.
     let get_ratio = on_list.ratio() / off_vs_bare;
     let submit_ratio = on_submit.ratio() / off_vs_bare_submit;
+    // The floor: what the layer costs for the two spans alone, around a bare request.
+    let get_floor = on_list.floor() / off_list.floor();
+    let submit_floor = on_submit.floor() / off_submit.floor();
     let verdict = |ratio: f64| if ratio <= TARGET { "PASS" } else { "MISS" };
     if parts != Parts::BOTH {
         println!("(the side with telemetry installed {parts:?} only)");
@@ -324,6 +342,9 @@ fn drive(rounds: usize, parts: Parts) -> Result<(), BoxError> {
                 .collect()
         )
     );
+    println!(
+        "  floor, two spans with no attributes around the bare request, on ÷ off: GET {get_floor:.3}, submit {submit_floor:.3}"
+    );
     println!("  the side with telemetry exported {spans} spans");
     println!("telemetry_rounds={rounds}");
     println!("telemetry_get_ratio={get_ratio:.4}");
@@ -334,6 +355,8 @@ fn drive(rounds: usize, parts: Parts) -> Result<(), BoxError> {
     println!("telemetry_submit_on_us={:.1}", on_submit.micros());
     println!("telemetry_off_vs_bare={off_vs_bare:.4}");
     println!("telemetry_off_vs_bare_submit={off_vs_bare_submit:.4}");
+    println!("telemetry_get_floor={get_floor:.4}");
+    println!("telemetry_submit_floor={submit_floor:.4}");
     println!("telemetry_spans_exported={spans}");
     Ok(())
 }
@@ -517,6 +540,12 @@ impl Bench {
                 "bare_submit" => {
                     self.bare_post(order.as_request()).await?;
                 }
+                "spanned_list" => {
+                    spanned("GET /orders", self.bare_list()).await?;
+                }
+                "spanned_submit" => {
+                    spanned("POST /orders", self.bare_post(order.as_request())).await?;
+                }
                 other => return Err(format!("unknown command {other:?}").into()),
             }
         }
@@ -551,6 +580,21 @@ impl Bench {
             .error_for_status()?;
         Ok(serde_json::from_slice(&response.bytes().await?)?)
     }
+}
+
+/// `request` inside the two spans an operation exports at the least (the operation's, and its try's),
+/// each with no attribute but its name and kind, entered on every poll as the client enters its own:
+/// what the layer costs a caller whatever the spans carry.
+async fn spanned<T>(name: &str, request: impl std::future::Future<Output = T>) -> T {
+    use tracing::Instrument as _;
+    let operation = tracing::info_span!(
+        "operation",
+        "otel.name" = "operation",
+        "otel.kind" = "internal"
+    );
+    let attempt =
+        tracing::info_span!(parent: &operation, "try", "otel.name" = name, "otel.kind" = "client");
+    request.instrument(attempt).instrument(operation).await
 }
 
 /// The client's network: the bare side's reqwest client.

@@ -711,26 +711,28 @@ fn end_submit(
     outcome: &'static str,
     error: Option<&Error>,
 ) {
-    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+    static FIELDS: telemetry::SpanFields<6> = telemetry::SpanFields::new([
+        "store_api.submit.attempts",
+        "store_api.submit.outcome",
+        "store_api.submit.preflight_s",
+        "store_api.rate_limit.waited_s",
+        "error.type",
+        "otel.status_code",
+    ]);
+    let Some(
+        [
+            attempts,
+            outcome_field,
+            preflight_s,
+            waited_s,
+            error_field,
+            status,
+        ],
+    ) = FIELDS.of(span)
+    else {
         return;
     };
-    let field = |name: &str| fields.field(name);
-    let (
-        Some(attempts),
-        Some(outcome_field),
-        Some(preflight_s),
-        Some(waited_s),
-        Some(error_field),
-        Some(status),
-    ) = (
-        field("store_api.submit.attempts"),
-        field("store_api.submit.outcome"),
-        field("store_api.submit.preflight_s"),
-        field("store_api.rate_limit.waited_s"),
-        field("error.type"),
-        field("otel.status_code"),
-    )
-    else {
+    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
         return;
     };
     let attempts_value = i64::from(record.attempts);

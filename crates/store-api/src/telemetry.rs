@@ -49,6 +49,43 @@ pub(crate) async fn waited_on<F: Future<Output = ()>>(future: F) -> Duration {
     .await
 }
 
+/// The handles of some of a span's fields, looked up by name once for the span's callsite, then
+/// reused: `FieldSet::field` compares the names one by one, on every record otherwise (what
+/// `tracing` itself advises: "access a field by name once").
+pub(crate) struct SpanFields<const N: usize> {
+    names: [&'static str; N],
+    cached: OnceLock<(tracing::callsite::Identifier, [tracing::field::Field; N])>,
+}
+
+impl<const N: usize> SpanFields<N> {
+    pub(crate) const fn new(names: [&'static str; N]) -> Self {
+        SpanFields {
+            names,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The fields of `span` named at construction, in that order; `None` for a disabled span or one
+    /// that lacks a name.
+    pub(crate) fn of(&self, span: &tracing::Span) -> Option<[tracing::field::Field; N]> {
+        let metadata = span.metadata()?;
+        let fields = metadata.fields();
+        if let Some((callsite, cached)) = self.cached.get()
+            && *callsite == metadata.callsite()
+        {
+            return Some(cached.clone());
+        }
+        let mut found = Vec::with_capacity(N);
+        for name in self.names {
+            found.push(fields.field(name)?);
+        }
+        let found: [tracing::field::Field; N] = found.try_into().ok()?;
+        // A span of another callsite (none today) is looked up anew each time.
+        let _ = self.cached.set((metadata.callsite(), found.clone()));
+        Some(found)
+    }
+}
+
 /// What replaces a part of a URL that holds the key.
 pub(crate) const REDACTED: &str = "REDACTED";
 
@@ -57,13 +94,17 @@ pub(crate) const REDACTED: &str = "REDACTED";
 /// define it. Borrowed from a table built once when the base URL's path is the version prefix (the
 /// service's own URL), so a try allocates nothing for it; built for a base path before the prefix.
 pub(crate) fn url_template(path: &str, operation: &'static Operation) -> Cow<'static, str> {
-    let base = path
-        .find(VERSION_PREFIX)
-        .map_or(VERSION_PREFIX, |at| &path[..at + VERSION_PREFIX.len()]);
+    // The service's own URL, checked first: no substring search on every try.
+    let base = if path.starts_with(VERSION_PREFIX) {
+        VERSION_PREFIX
+    } else {
+        path.find(VERSION_PREFIX)
+            .map_or(VERSION_PREFIX, |at| &path[..at + VERSION_PREFIX.len()])
+    };
     if base == VERSION_PREFIX
-        && let Some(template) = prefixed_template(operation)
+        && let Some(names) = own_names(operation)
     {
-        return Cow::Borrowed(template);
+        return Cow::Borrowed(&names.template);
     }
     let mut template = String::with_capacity(base.len() + operation.path.len());
     template.push_str(base);
@@ -71,22 +112,37 @@ pub(crate) fn url_template(path: &str, operation: &'static Operation) -> Cow<'st
     Cow::Owned(template)
 }
 
-/// `VERSION_PREFIX` and `operation`'s path template, for an operation of the spec's table (found by
-/// its method name, which is unique).
-fn prefixed_template(operation: &Operation) -> Option<&'static str> {
-    static TEMPLATES: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
-    TEMPLATES
+/// The names of an operation of the spec's table under the service's own base path, built once.
+struct OwnNames {
+    method_name: &'static str,
+    /// `url.template`: `VERSION_PREFIX` and the path template.
+    template: String,
+    /// The try span's `otel.name`: the method and `template`.
+    otel_name: String,
+}
+
+/// `operation`'s names, for an operation of the spec's table (found by its method name, which is
+/// unique, and its path).
+fn own_names(operation: &Operation) -> Option<&'static OwnNames> {
+    static NAMES: OnceLock<Vec<OwnNames>> = OnceLock::new();
+    NAMES
         .get_or_init(|| {
             OPERATIONS
                 .iter()
-                .map(|op| (op.method_name, format!("{VERSION_PREFIX}{}", op.path)))
+                .map(|op| {
+                    let template = format!("{VERSION_PREFIX}{}", op.path);
+                    OwnNames {
+                        method_name: op.method_name,
+                        otel_name: format!("{} {template}", op.method.as_str()),
+                        template,
+                    }
+                })
                 .collect()
         })
         .iter()
-        .find(|(name, template)| {
-            *name == operation.method_name && template.ends_with(operation.path)
+        .find(|names| {
+            names.method_name == operation.method_name && names.template.ends_with(operation.path)
         })
-        .map(|(_, template)| template.as_str())
 }
 
 /// `url.full`: the URL with its query, without userinfo or fragment, and every path segment, query
@@ -100,8 +156,10 @@ pub(crate) fn url_full(url: &url::Url, keys: &[&str]) -> String {
     let rest = &url[url::Position::BeforePath..url::Position::AfterQuery];
     if url.username().is_empty()
         && url.password().is_none()
-        && !rest.contains(['%', '+'])
-        && !keys.iter().any(|key| !key.is_empty() && rest.contains(key))
+        && !rest.bytes().any(|b| b == b'%' || b == b'+')
+        && !keys
+            .iter()
+            .any(|key| !key.is_empty() && contains(rest.as_bytes(), key.as_bytes()))
     {
         return head.to_owned();
     }
@@ -196,10 +254,15 @@ fn percent_decode(text: &str, plus_is_space: bool) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// Whether `needle` (not empty) occurs in `haystack`: a window is compared only where its first byte
+/// matches (a URL's path is short; `str::contains` would build a two-way searcher per key per try).
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else {
+        return true;
+    };
     haystack
         .windows(needle.len())
-        .any(|window| window == needle)
+        .any(|window| window[0] == first && window == needle)
 }
 
 /// `error.type` of a call or try that ended in `error`: the status as a string for an answer of
@@ -244,12 +307,24 @@ pub(crate) fn seconds(duration: Duration) -> f64 {
     duration.as_secs_f64()
 }
 
-/// The `otel.name` of a try: `"{METHOD} {url.template}"`, or the method alone.
-pub(crate) fn try_name(method: &str, template: Option<&str>) -> String {
-    match template {
-        Some(template) => format!("{method} {template}"),
-        None => method.to_owned(),
+/// The `otel.name` of a try: `"{METHOD} {url.template}"`, or the method alone. Borrowed from the
+/// table of [`url_template`] for an operation's own method under the service's own base path.
+pub(crate) fn try_name(
+    method: &str,
+    operation: Option<&'static Operation>,
+    template: Option<&str>,
+) -> Cow<'static, str> {
+    let Some(template) = template else {
+        return Cow::Owned(method.to_owned());
+    };
+    if let Some(names) = operation
+        .filter(|op| op.method.as_str() == method)
+        .and_then(own_names)
+        .filter(|names| names.template == template)
+    {
+        return Cow::Borrowed(&names.otel_name);
     }
+    Cow::Owned(format!("{method} {template}"))
 }
 
 #[cfg(test)]
@@ -316,6 +391,38 @@ mod tests {
             url_template("/store-api/2026-08/x", other),
             "/store-api/2026-08/elsewhere"
         );
+    }
+
+    #[test]
+    fn a_try_is_named_from_the_table_for_the_services_own_path() {
+        let create = OPERATIONS
+            .iter()
+            .find(|op| op.method_name == "create_order")
+            .unwrap();
+        let own = url_template("/store-api/2026-08/stores/s/orders", create);
+        let name = try_name("POST", Some(create), Some(&own));
+        assert!(matches!(name, Cow::Borrowed(_)));
+        assert_eq!(name, format!("POST /store-api/2026-08{}", create.path));
+        // Another base path, or a method the operation does not have: formatted, the same shape.
+        let proxied = url_template("/p/store-api/2026-08/stores/s/orders", create);
+        assert_eq!(
+            try_name("POST", Some(create), Some(&proxied)),
+            format!("POST /p/store-api/2026-08{}", create.path)
+        );
+        assert_eq!(
+            try_name("PUT", Some(create), Some(&own)),
+            format!("PUT /store-api/2026-08{}", create.path)
+        );
+        assert_eq!(try_name("GET", None, None), "GET");
+    }
+
+    #[test]
+    fn contains_finds_a_needle_anywhere() {
+        assert!(contains(b"abcabd", b"abd"));
+        assert!(contains(b"abd", b"abd"));
+        assert!(!contains(b"abcab", b"abd"));
+        assert!(!contains(b"ab", b"abd"));
+        assert!(contains(b"ab", b""));
     }
 
     #[test]

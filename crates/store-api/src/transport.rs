@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName};
 use std::pin::pin;
 use store_api_raw::auth::{API_KEY_HEADER, set_api_key};
-use store_api_raw::contract::Operation;
+use store_api_raw::contract::{Operation, shapes};
 use store_api_raw::{ApiKey, KeyHandle};
 use tokio::time::Instant;
 
@@ -260,6 +260,7 @@ impl ClientTransport {
             let refused: Cow<'static, str> = Cow::Borrowed("refused");
             let _span = try_span(
                 &request,
+                operation,
                 operation_id,
                 attempt,
                 || None,
@@ -307,6 +308,7 @@ impl ClientTransport {
         // is a call into every layer).
         let (span, template) = try_span(
             &request,
+            operation,
             operation_id,
             attempt,
             || operation.map(|op| telemetry::url_template(request.url().path(), op)),
@@ -484,7 +486,7 @@ impl ClientTransport {
     ) -> (Result<Reply>, Outcome) {
         let status = response.status().as_u16();
         let headers = std::mem::take(response.headers_mut());
-        let remaining = header_u64(&headers, "x-ratelimit-remaining");
+        let remaining = header_u64(&headers, &RATE_LIMIT_REMAINING);
         let retry_after = error::retry_after(&headers);
         // For the try's span, when a subscriber wants it (else no header is read for it).
         if let Some(heard) = heard {
@@ -492,8 +494,8 @@ impl ClientTransport {
                 status,
                 remaining,
                 retry_after,
-                limit: header_u64(&headers, "x-ratelimit-limit"),
-                reset: header_u64(&headers, "x-ratelimit-reset"),
+                limit: header_u64(&headers, &RATE_LIMIT_LIMIT),
+                reset: header_u64(&headers, &RATE_LIMIT_RESET),
             });
         }
         if let Some(remaining) = remaining {
@@ -606,15 +608,16 @@ fn end_operation(span: &tracing::Span, record: &CallRecord) {
     if span.is_disabled() {
         return;
     }
-    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+    static FIELDS: telemetry::SpanFields<4> = telemetry::SpanFields::new([
+        "store_api.tries",
+        "store_api.rate_limit.waited_s",
+        "error.type",
+        "otel.status_code",
+    ]);
+    let Some([tries, waited, error, status]) = FIELDS.of(span) else {
         return;
     };
-    let (Some(tries), Some(waited), Some(error), Some(status)) = (
-        fields.field("store_api.tries"),
-        fields.field("store_api.rate_limit.waited_s"),
-        fields.field("error.type"),
-        fields.field("otel.status_code"),
-    ) else {
+    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
         return;
     };
     let error_type = record.error_type.as_deref();
@@ -641,6 +644,7 @@ fn end_operation(span: &tracing::Span, record: &CallRecord) {
 /// recorded by [`end_try`].
 fn try_span(
     request: &reqwest::Request,
+    operation: Option<&'static Operation>,
     operation_id: &'static str,
     attempt: u32,
     template: impl FnOnce() -> Option<Cow<'static, str>>,
@@ -650,12 +654,14 @@ fn try_span(
     let url = request.url();
     let method = request.method().as_str();
     let mut built = None;
+    let name: Cow<'static, str>;
     let span = tracing::info_span!(
         target: "store_api::http",
         "http.client.request",
         "otel.name" = {
             built = template();
-            telemetry::try_name(method, built.as_deref())
+            name = telemetry::try_name(method, operation, built.as_deref());
+            &*name
         },
         "otel.kind" = "client",
         "otel.status_code" = error.map(|_| "error"),
@@ -689,28 +695,30 @@ struct Heard {
 /// The end of a try on its span: the answer's status and rate-limit headers, and `error.type`, in
 /// one `record` (each is a call into every layer).
 fn end_try(span: &tracing::Span, heard: Option<&Heard>, error_type: Option<&str>) {
-    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+    static FIELDS: telemetry::SpanFields<7> = telemetry::SpanFields::new([
+        "http.response.status_code",
+        "store_api.rate_limit.limit",
+        "store_api.rate_limit.remaining",
+        "store_api.rate_limit.reset",
+        "store_api.retry_after_s",
+        "error.type",
+        "otel.status_code",
+    ]);
+    let Some(
+        [
+            status,
+            limit,
+            remaining,
+            reset,
+            retry_after,
+            error,
+            otel_status,
+        ],
+    ) = FIELDS.of(span)
+    else {
         return;
     };
-    let field = |name: &str| fields.field(name);
-    let (
-        Some(status),
-        Some(limit),
-        Some(remaining),
-        Some(reset),
-        Some(retry_after),
-        Some(error),
-        Some(otel_status),
-    ) = (
-        field("http.response.status_code"),
-        field("store_api.rate_limit.limit"),
-        field("store_api.rate_limit.remaining"),
-        field("store_api.rate_limit.reset"),
-        field("store_api.retry_after_s"),
-        field("error.type"),
-        field("otel.status_code"),
-    )
-    else {
+    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
         return;
     };
     let as_i64 = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
@@ -744,7 +752,14 @@ fn end_try(span: &tracing::Span, heard: Option<&Heard>, error_type: Option<&str>
     ]));
 }
 
-fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
+/// The rate-limit headers the spec declares, as header names made once (a `&str` name is parsed
+/// and hashed anew on every lookup).
+const RATE_LIMIT_LIMIT: HeaderName = HeaderName::from_static(shapes::X_RATE_LIMIT_LIMIT.name);
+const RATE_LIMIT_REMAINING: HeaderName =
+    HeaderName::from_static(shapes::X_RATE_LIMIT_REMAINING.name);
+const RATE_LIMIT_RESET: HeaderName = HeaderName::from_static(shapes::X_RATE_LIMIT_RESET.name);
+
+fn header_u64(headers: &HeaderMap, name: &HeaderName) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
 

@@ -577,7 +577,10 @@ fn methods(summary: &Summary, metrics: &Metrics) -> String {
          `http.client.request.duration`. The side without also times a bare `reqwest` call as the client \
          overhead does: that ratio, set beside the client overhead figure measured before issue 37 (one \
          `store_api.request` span per try), is what the issue's \"feature off ÷ before\" comes down to \
-         (the code before the issue cannot be built beside it).",
+         (the code before the issue cannot be built beside it). Each side also times the same bare \
+         request inside two spans with a name and a kind only (an operation's and its try's, entered on \
+         every poll as the client enters its own): that ratio, with the layer ÷ without, is the floor, \
+         what the layer costs for the spans any operation must export, whatever they carry.",
         number("telemetry_rounds")
     );
     let _ = writeln!(
