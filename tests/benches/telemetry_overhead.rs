@@ -22,14 +22,14 @@
 //! bench runs itself twice more (`--side off`, `--side on`), each child with its own emulator holding the
 //! same orders, and drives them in rounds over their standard input: each round asks each side for a
 //! batch of 10 lists and 10 submissions through its client, as many bare requests and as many spanned
-//! ones, which the side times itself; which side goes first, and which of the three within a side, turn
-//! over between rounds, so a drift in the machine's load cancels. Two processes differ by themselves (their emulators' heaps,
-//! the cores they land on): the control, `--only nothing`, measured the "on" side's batches 4% (lists)
-//! and 10% (submissions) slower than the "off" side's with nothing installed on either. So each side's
-//! client is measured against its own bare requests, and a figure is the quotient of the two sides'
-//! medians of (client batch ÷ bare batch): the difference between the processes cancels. Both children
-//! run with glibc's heap thresholds fixed at 64 MiB, as `client_overhead` does, for the same reason (its
-//! module docs). At the end the "on" side must have exported spans and the
+//! ones, which the side times itself; which side goes first, and which of the three goes first within
+//! a side, turn over between rounds, so a drift in the machine's load cancels. Two processes differ by
+//! themselves (their emulators' heaps, the cores they land on): the control, `--only nothing`,
+//! measured the "on" side's batches 4% (lists) and 10% (submissions) slower than the "off" side's with
+//! nothing installed on either. So each side's client is measured against its own bare requests, and
+//! a figure is the quotient of the two sides' medians of (client batch ÷ bare batch): the difference
+//! between the processes cancels. Both children run with glibc's heap thresholds fixed at 64 MiB, as
+//! `client_overhead` does, for the same reason (its module docs). At the end the "on" side must have exported spans and the
 //! `http.client.request.duration` metric, else the bench fails: a figure of a side that recorded
 //! nothing would be meaningless.
 //!
@@ -260,7 +260,7 @@ fn drive(rounds: usize, parts: Parts) -> Result<(), BoxError> {
     let mut batches: [[Batches; 2]; 2] = Default::default();
     for round in 0..rounds {
         // Which process goes first turns over every round, and within each, which of client, bare
-        // and spanned goes first turns over every other round: each order comes as often.
+        // and spanned goes first rotates every other round: each of the three leads as often.
         let on_first = round % 2 == 0;
         let first_turn = (round / 2) % 3;
         for (k, kind) in ["list", "submit"].into_iter().enumerate() {

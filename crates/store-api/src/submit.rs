@@ -719,7 +719,8 @@ fn end_submit(
         "error.type",
         "otel.status_code",
     ]);
-    let Some(
+    let Some((
+        fields,
         [
             attempts,
             outcome_field,
@@ -728,11 +729,8 @@ fn end_submit(
             error_field,
             status,
         ],
-    ) = FIELDS.of(span)
+    )) = FIELDS.of(span)
     else {
-        return;
-    };
-    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
         return;
     };
     let attempts_value = i64::from(record.attempts);

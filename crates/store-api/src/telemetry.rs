@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use store_api_raw::contract::{OPERATIONS, Operation, VERSION_PREFIX};
+use tracing::field::FieldSet;
 
 use crate::error::Error;
 
@@ -65,15 +66,18 @@ impl<const N: usize> SpanFields<N> {
         }
     }
 
-    /// The fields of `span` named at construction, in that order; `None` for a disabled span or one
-    /// that lacks a name.
-    pub(crate) fn of(&self, span: &tracing::Span) -> Option<[tracing::field::Field; N]> {
+    /// The fields of `span` named at construction, in that order, and the span's whole field set (to
+    /// build the `ValueSet` of a `record_all`); `None` for a disabled span or one that lacks a name.
+    pub(crate) fn of(
+        &self,
+        span: &tracing::Span,
+    ) -> Option<(&'static FieldSet, [tracing::field::Field; N])> {
         let metadata = span.metadata()?;
         let fields = metadata.fields();
         if let Some((callsite, cached)) = self.cached.get()
             && *callsite == metadata.callsite()
         {
-            return Some(cached.clone());
+            return Some((fields, cached.clone()));
         }
         let mut found = Vec::with_capacity(N);
         for name in self.names {
@@ -82,7 +86,7 @@ impl<const N: usize> SpanFields<N> {
         let found: [tracing::field::Field; N] = found.try_into().ok()?;
         // A span of another callsite (none today) is looked up anew each time.
         let _ = self.cached.set((metadata.callsite(), found.clone()));
-        Some(found)
+        Some((fields, found))
     }
 }
 

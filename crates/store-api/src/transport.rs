@@ -614,10 +614,7 @@ fn end_operation(span: &tracing::Span, record: &CallRecord) {
         "error.type",
         "otel.status_code",
     ]);
-    let Some([tries, waited, error, status]) = FIELDS.of(span) else {
-        return;
-    };
-    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
+    let Some((fields, [tries, waited, error, status])) = FIELDS.of(span) else {
         return;
     };
     let error_type = record.error_type.as_deref();
@@ -704,7 +701,8 @@ fn end_try(span: &tracing::Span, heard: Option<&Heard>, error_type: Option<&str>
         "error.type",
         "otel.status_code",
     ]);
-    let Some(
+    let Some((
+        fields,
         [
             status,
             limit,
@@ -714,11 +712,8 @@ fn end_try(span: &tracing::Span, heard: Option<&Heard>, error_type: Option<&str>
             error,
             otel_status,
         ],
-    ) = FIELDS.of(span)
+    )) = FIELDS.of(span)
     else {
-        return;
-    };
-    let Some(fields) = span.metadata().map(|meta| meta.fields()) else {
         return;
     };
     let as_i64 = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
@@ -752,8 +747,7 @@ fn end_try(span: &tracing::Span, heard: Option<&Heard>, error_type: Option<&str>
     ]));
 }
 
-/// The rate-limit headers the spec declares, as header names made once (a `&str` name is parsed
-/// and hashed anew on every lookup).
+/// The rate-limit headers by the spec's names (`contract::shapes`), not typed again here.
 const RATE_LIMIT_LIMIT: HeaderName = HeaderName::from_static(shapes::X_RATE_LIMIT_LIMIT.name);
 const RATE_LIMIT_REMAINING: HeaderName =
     HeaderName::from_static(shapes::X_RATE_LIMIT_REMAINING.name);

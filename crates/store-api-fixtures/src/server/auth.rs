@@ -13,7 +13,7 @@ use axum::extract::{OriginalUri, RawPathParams, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use store_api_raw::contract::Operation;
+use store_api_raw::contract::{Operation, shapes};
 use subtle::ConstantTimeEq;
 
 use crate::deviation::Deviation;
@@ -185,10 +185,12 @@ fn with_headers(shared: &Shared, mut response: Response, decision: Decision) -> 
     response
 }
 
-// Built at compile time: a name given as `&str` is parsed again on every insert.
-const RATE_LIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
-const RATE_LIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
-const RATE_LIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+// Built at compile time from the spec's names (`contract::shapes`): a name given as `&str` is parsed
+// again on every insert.
+const RATE_LIMIT_LIMIT: HeaderName = HeaderName::from_static(shapes::X_RATE_LIMIT_LIMIT.name);
+const RATE_LIMIT_REMAINING: HeaderName =
+    HeaderName::from_static(shapes::X_RATE_LIMIT_REMAINING.name);
+const RATE_LIMIT_RESET: HeaderName = HeaderName::from_static(shapes::X_RATE_LIMIT_RESET.name);
 
 /// The two 401s of the seed: an unknown store, a missing or wrong key → `Invalid API key`; the right
 /// key of an inactive store → `The store is not active`.
